@@ -1,0 +1,28 @@
+"""One scenario field: its kind, default, bounds and Kafka's description (used by validation and the app)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: type | tuple            # int, float, str, bool, or a tuple of allowed strings
+    default: Any                  # None = taken from the client version's defaults (clients.py)
+    doc: str
+    low: float | None = None      # inclusive bounds for numbers
+    high: float | None = None
+
+    def allowed(self) -> str:
+        if isinstance(self.kind, tuple):
+            return "one of " + ", ".join(str(k) for k in self.kind)
+        name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[self.kind]
+        if self.low is not None and self.high is not None:
+            return f"{name} from {fmt(self.low)} to {fmt(self.high)}"
+        if self.low is not None:
+            return f"{name} ≥ {fmt(self.low)}"
+        return name
+
+
+def fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)

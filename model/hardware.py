@@ -1,0 +1,124 @@
+"""Hardware profiles: the machine's cost parameters the model runs on.
+
+A profile is a YAML file (model/profiles/NAME.yaml, or a path) holding flat keys from HARDWARE_FIELDS, with a
+`clients:` section of per-library costs (the Java producer and kafka-python differ ten-fold per record). A scenario
+names a profile under `hardware.profile` and may override any key inline (`hardware.rtt_ms: 5`). Times are in
+microseconds (us) or nanoseconds per byte (ns), as the keys say.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafkasim.model.fields import Field
+
+PROFILE_DIR = Path(__file__).parent / "profiles"
+CODECS = ("gzip", "snappy", "lz4", "zstd")
+PAYLOADS = ("random-letters", "random-bytes", "text", "file")
+
+
+def _fields() -> dict[str, Field]:
+    _f = Field
+    f: dict[str, Any] = {
+        "profile": _f(str, "generic-server", "Named hardware profile (model/profiles/) or a path to one."),
+        "colocated_cores": _f(int, 0, "If > 0: clients and brokers share one host with this many cores "
+                              "(a laptop, a 2-core VM, this machine).", 0, 4096),
+        "client_cores": _f(int, 16, "Cores per client host (when not co-located).", 1, 4096),
+        "broker_cores": _f(int, 16, "Cores per broker host (when not co-located).", 1, 4096),
+        "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
+        "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
+        "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s.", 0.001, 10**6),
+        # worker thread (the thread calling send())
+        "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
+                               "bookkeeping.", 0, 10**6),
+        "worker.byte_ns": _f(float, 0.2, "CPU per record byte copied into the batch.", 0, 10**6),
+        "worker.lock_us": _f(float, 0.5, "Time per record holding the partition deque lock (append).", 0, 10**6),
+        "worker.metadata_lock_us": _f(float, 0.3, "Time per record holding the producer-wide lock "
+                                      "(metadata, partitioner state).", 0, 10**6),
+        "worker.contention_us": _f(float, 0.0, "Extra cost per record and per other thread waiting on "
+                                   "the same lock (cache-line transfer, lock inflation).", 0, 10**6),
+        # sender thread
+        "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
+                                "response).", 0, 10**7),
+        "sender.batch_us": _f(float, 5.0, "Sender CPU per batch drained and completed.", 0, 10**7),
+        "sender.record_us": _f(float, 0.1, "Sender CPU per record completed (the user callback).", 0, 10**6),
+        # broker
+        "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
+        "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",
+                              0, 10**7),
+        "broker.byte_ns": _f(float, 0.5, "Broker CPU per byte appended (validation, CRC, page-cache copy).",
+                             0, 10**6),
+        "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
+                                        "response).", 0, 10**7),
+        "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
+        "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "
+                                  "(background work: fetch sessions, log checks, metrics).", 0, 10**7),
+    }
+    for codec in CODECS:
+        f[f"compression.{codec}.byte_ns"] = _f(float, {"gzip": 20.0, "snappy": 2.0, "lz4": 1.5, "zstd": 4.0}[codec],
+                                               f"CPU per uncompressed byte to compress with {codec}.", 0, 10**6)
+        for payload, ratio in zip(PAYLOADS, {"gzip": (0.62, 1.0, 0.1, 0.3), "snappy": (0.8, 1.0, 0.2, 0.45),
+                                             "lz4": (0.8, 1.0, 0.15, 0.4), "zstd": (0.6, 1.0, 0.08, 0.3)}[codec]):
+            f[f"compression.{codec}.ratio.{payload}"] = _f(float, ratio, f"Compressed/uncompressed size of "
+                                                           f"{payload} records with {codec}.", 0.001, 2)
+    return f
+
+
+HARDWARE_FIELDS: dict[str, Field] = _fields()
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Resolved hardware values; `cost(key)` reads one in seconds (us and ns keys converted)."""
+    profile: str
+    values: tuple = field(repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_map", dict(self.values))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._map[key]
+
+    def seconds(self, key: str) -> float:
+        value = self._map[key]
+        if key.endswith("_us"):
+            return value * 1e-6
+        if key.endswith("_ns"):
+            return value * 1e-9
+        if key.endswith("_ms"):
+            return value * 1e-3
+        raise KeyError(f"{key} is not a time")
+
+
+def load_profile(name: str) -> dict[str, Any]:
+    path = Path(name) if name.endswith((".yaml", ".yml")) else PROFILE_DIR / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
+        raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")
+    data = yaml.safe_load(path.read_text()) or {}
+    return data
+
+
+def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, dict[str, Any]]:
+    """Field defaults < named profile < the profile's section for this client library < inline scenario values."""
+    from kafkasim.model.scenario import check_value, flatten, FIELDS
+
+    name = inline.get("profile", HARDWARE_FIELDS["profile"].default)
+    profile = load_profile(name)
+    clients = profile.pop("clients", {}) or {}
+    merged = {k: f.default for k, f in HARDWARE_FIELDS.items()}
+    layers = [flatten(profile.get("hardware", profile)), flatten(clients.get(library, {})), inline]
+    for layer in layers:
+        for key, value in layer.items():
+            if key in ("name", "description", "provenance"):
+                continue
+            full = "hardware." + key
+            if full not in FIELDS:
+                raise ValueError(f"unknown key {full!r} in hardware profile {name!r}")
+            merged[key] = check_value(full, value)
+    merged["profile"] = name
+    return Hardware(name, tuple(sorted(merged.items()))), merged
+

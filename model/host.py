@@ -1,0 +1,105 @@
+"""Hosts and their cores, the locks threads contend on, and the pipes bytes travel through.
+
+Every CPU-consuming activity (worker threads, the Sender, broker network and I/O threads, replica fetchers)
+runs its work with `Host.run`, which holds one of the host's cores for the duration. Threads beyond the core
+count queue for a core, so shared cores show up as waiting. A host with unlimited cores skips the queue.
+"""
+from __future__ import annotations
+
+from typing import Generator
+
+import simpy
+
+
+class Host:
+    """A machine with `cores` cores (0 = one per thread, never contended). Tracks busy core-seconds."""
+
+    def __init__(self, env: simpy.Environment, name: str, cores: int):
+        self.env = env
+        self.name = name
+        self.cores = cores
+        self.cpu = simpy.Resource(env, capacity=cores) if cores > 0 else None
+        self.busy_seconds = 0.0       # core-seconds of work done
+        self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
+
+    def acquire(self, gil: simpy.Resource | None = None) -> Generator:
+        """Wait for a core (and, for a Python client, its GIL); returns a token for release()."""
+        held = []
+        start = self.env.now
+        for resource in (gil, self.cpu):
+            if resource is not None:
+                request = resource.request()
+                held.append((resource, request))
+                yield request
+        self.wait_seconds += self.env.now - start
+        return held
+
+    def release(self, held: list, busy: float) -> None:
+        self.busy_seconds += busy
+        for resource, request in reversed(held):
+            resource.release(request)
+
+    def run(self, seconds: float, gil: simpy.Resource | None = None) -> Generator:
+        """Do `seconds` of CPU work on one core."""
+        if seconds <= 0:
+            return
+        held = yield from self.acquire(gil)
+        yield self.env.timeout(seconds)
+        self.release(held, seconds)
+
+
+class ContendedLock:
+    """A Java monitor: holders are serialised, and every extra waiter makes each hold slower
+    (cache-line transfer and lock inflation), so throughput falls as threads are added (Kontur VII, XV)."""
+
+    def __init__(self, env: simpy.Environment, hold_per_record: float, contention_per_record: float):
+        self.env = env
+        self.hold = hold_per_record
+        self.contention = contention_per_record
+        self.lock = simpy.Resource(env, capacity=1)
+        self.wait_seconds = 0.0
+        self.held_seconds = 0.0
+
+    def hold_for(self, records: int, on_acquire=None) -> Generator:
+        """Hold the lock for `records` appends; on_acquire(start, seconds_per_record) runs once it is held."""
+        start = self.env.now
+        with self.lock.request() as request:
+            yield request
+            self.wait_seconds += self.env.now - start
+            per_record = self.hold + self.contention * len(self.lock.queue)
+            if on_acquire is not None:
+                on_acquire(self.env.now, per_record)
+            self.held_seconds += records * per_record
+            yield self.env.timeout(records * per_record)
+
+
+class Pipe:
+    """A FIFO byte pipe of fixed bandwidth (a NIC direction, a rate-limited link, a TCP window).
+
+    Pure arithmetic, no events: `reserve` books the pipe and returns when the transfer starts and ends.
+    """
+
+    def __init__(self, name: str, bytes_per_second: float):
+        self.name = name
+        self.rate = bytes_per_second
+        self.free_at = 0.0
+        self.busy_seconds = 0.0
+        self.bytes = 0
+
+    def reserve(self, earliest: float, size: int) -> tuple[float, float]:
+        start = max(earliest, self.free_at)
+        duration = size / self.rate
+        self.free_at = start + duration
+        self.busy_seconds += duration
+        self.bytes += size
+        return start, self.free_at
+
+
+def transfer(pipes: list[Pipe], now: float, size: int) -> float:
+    """Cut-through transfer of `size` bytes through pipes in series: returns when the last byte leaves the last
+    pipe. Each pipe starts once the previous one has started (bytes stream through) and is free."""
+    start, end = now, now
+    for pipe in pipes:
+        start, pipe_end = pipe.reserve(start, size)
+        end = max(end, pipe_end)
+    return end

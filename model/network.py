@@ -1,0 +1,90 @@
+"""Produce requests and the connection a producer holds to each broker (kafka-internals.md §5, §6)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+
+from kafkasim.model.accumulator import ProducerBatch
+from kafkasim.model.host import Pipe, transfer
+
+REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
+PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
+RESPONSE_BYTES_PER_PARTITION = 40
+
+
+@dataclass(eq=False)
+class ProduceRequest:
+    connection: "Connection"
+    batches: list[ProducerBatch]
+    created: float                     # ClientRequest.createdTimeMs: request-latency starts here
+    size: int
+    records: int
+    written: float = np.nan            # last byte handed to the socket: the next request may be sent
+    arrived: float = np.nan            # last byte at the broker
+    completed: float = np.nan          # response handled by the Sender
+    timing: dict = field(default_factory=dict)   # the broker's RequestQueueTimeMs, LocalTimeMs, ...
+
+
+class Connection:
+    """One producer's connection to one broker: the in-flight queue, and the pipes its bytes cross.
+
+    TCP is reduced to its rate limits: a request's bytes cross every pipe on the path (the connection's own
+    window/RTT limit, NICs, any capped link) and arrive one-way latency later. canSendMore needs the newest
+    request fully written, i.e. all but the last send.buffer.bytes of it on the wire.
+    """
+
+    def __init__(self, env: simpy.Environment, index: int, broker, out_pipes: list[Pipe], back_pipes: list[Pipe],
+                 one_way: float, max_in_flight: int, send_buffer: int, sender):
+        self.env = env
+        self.index = index
+        self.broker = broker
+        self.out_pipes = out_pipes
+        self.back_pipes = back_pipes
+        self.one_way = one_way
+        self.max_in_flight = max_in_flight
+        self.send_buffer = send_buffer
+        self.sender = sender
+        self.in_flight: list[ProduceRequest] = []
+        self.inbox = simpy.Store(env)          # the broker side reads requests from here, one at a time
+        self.window_full_seconds = 0.0         # time spent with max.in.flight requests outstanding
+        self._full_since = np.nan
+
+    def can_send_more(self, now: float) -> bool:
+        """InFlightRequests.canSendMore: nothing in flight, or the newest fully written and room for one more."""
+        if not self.in_flight:
+            return True
+        return self.in_flight[-1].written <= now and len(self.in_flight) < self.max_in_flight
+
+    def writable_at(self) -> float:
+        """When can_send_more may next turn true by itself (the newest request finishing its write)."""
+        if self.in_flight and len(self.in_flight) < self.max_in_flight:
+            return self.in_flight[-1].written
+        return np.inf
+
+    def send(self, request: ProduceRequest, acks: str) -> None:
+        now = self.env.now
+        end = transfer(self.out_pipes, now, request.size)
+        slowest = min(p.rate for p in self.out_pipes)
+        request.written = max(now, end - min(request.size, self.send_buffer) / slowest)
+        request.arrived = end + self.one_way
+        self.in_flight.append(request)
+        if len(self.in_flight) == self.max_in_flight:
+            self._full_since = now
+        self.env.timeout(request.arrived - now).callbacks.append(lambda _: self.inbox.put(request))
+        if acks == "0":
+            # acks=0: the request is done once written; the Sender completes its batches then.
+            self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
+
+    def respond(self, request: ProduceRequest, size: int) -> float:
+        """The broker sends the response; returns when it reaches the client."""
+        end = transfer(self.back_pipes, self.env.now, size)
+        arrival = end + self.one_way
+        self.env.timeout(arrival - self.env.now).callbacks.append(lambda _: self.sender.on_response(request))
+        return end
+
+    def remove(self, request: ProduceRequest) -> None:
+        if len(self.in_flight) == self.max_in_flight:
+            self.window_full_seconds += self.env.now - self._full_since
+        self.in_flight.remove(request)

@@ -1,0 +1,127 @@
+"""Partition choice for the records a worker thread sends (kafka-internals.md §2).
+
+A partitioner hands out *runs*: the partitions of the next records, up to the point where its own state would
+change (a sticky switch). The worker calls `on_new_batch` when a batch of the partition it wrote is full, which is
+where the sticky partitioners of 2.4–3.2 switch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Partitioner:
+    def __init__(self, partitions: list[int], rng: np.random.Generator):
+        self.partitions = np.asarray(partitions)   # the partitions this thread may write
+        self.rng = rng
+
+    def run(self, n: int, sizes: np.ndarray) -> np.ndarray:
+        """Partitions for up to n records (the returned array may be shorter: a switch follows it).
+        Does not change the partitioner's state: commit() does, for the records really sent."""
+        raise NotImplementedError
+
+    def commit(self, k: int, sizes: np.ndarray) -> None:
+        """k records of the last run were sent."""
+
+    def on_new_batch(self, partition: int) -> None:
+        """A record found the batch of `partition` full."""
+
+
+class RoundRobinPartitioner(Partitioner):
+    """≤ 2.3 without a key: a counter from a random start, counter++ % partitions."""
+
+    def __init__(self, partitions, rng):
+        super().__init__(partitions, rng)
+        self.counter = int(rng.integers(len(self.partitions)))
+
+    def run(self, n, sizes):
+        return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)]
+
+    def commit(self, k, sizes):
+        self.counter += k
+
+
+class RandomPartitioner(Partitioner):
+    """kafka-python's DefaultPartitioner without a key: a random partition per record."""
+
+    def run(self, n, sizes):
+        return self.partitions[self.rng.integers(len(self.partitions), size=n)]
+
+
+class KeyedPartitioner(Partitioner):
+    """murmur2(key) % partitions, keys drawn uniformly from `keys` distinct values (each hashed to one partition)."""
+
+    def __init__(self, partitions, rng, keys: int):
+        super().__init__(partitions, rng)
+        self.key_partition = self.partitions[rng.integers(len(self.partitions), size=min(keys, 1 << 20))]
+
+    def run(self, n, sizes):
+        return self.key_partition[self.rng.integers(len(self.key_partition), size=n)]
+
+
+class StickyPartitioner(Partitioner):
+    """2.4–3.2 (KIP-480): stay on one partition until a new batch is needed, then a random *other* partition.
+    Also used for explicit per-thread partitions, each thread cycling over its own set one batch at a time."""
+
+    def __init__(self, partitions, rng, cycle: bool = False):
+        super().__init__(partitions, rng)
+        self.cycle = cycle
+        self.index = int(rng.integers(len(self.partitions)))
+
+    def run(self, n, sizes):
+        return np.full(n, self.partitions[self.index])
+
+    def on_new_batch(self, partition):
+        if partition != self.partitions[self.index] or len(self.partitions) == 1:
+            return
+        if self.cycle:
+            self.index = (self.index + 1) % len(self.partitions)
+        else:
+            self.index = (self.index + 1 + int(self.rng.integers(len(self.partitions) - 1))) % len(self.partitions)
+
+
+class UniformStickyPartitioner(Partitioner):
+    """≥ 3.3 (KIP-794, BuiltInPartitioner): switch after batch.size bytes were produced to the partition, to a
+    partition drawn at random — weighted by (longest queue + 1 − queue length) when adaptive partitioning is on.
+    partitioner.availability.timeout.ms is left out: the model has no unavailable leaders."""
+
+    def __init__(self, partitions, rng, batch_size: int, queue_sizes=None):
+        super().__init__(partitions, rng)
+        self.batch_size = batch_size
+        self.queue_sizes = queue_sizes      # callable: partition -> queued batches, or None (not adaptive)
+        self.current = self._next()
+        self.produced = 0
+
+    def _next(self) -> int:
+        if self.queue_sizes is None or len(self.partitions) == 1:
+            return int(self.partitions[self.rng.integers(len(self.partitions))])
+        queues = np.array([self.queue_sizes(int(p)) for p in self.partitions])
+        weights = queues.max() + 1 - queues
+        return int(self.rng.choice(self.partitions, p=weights / weights.sum()))
+
+    def run(self, n, sizes):
+        # Records up to and including the one that takes the stint past batch.size stay on this partition.
+        cum = self.produced + np.cumsum(sizes[:n])
+        k = min(n, int(np.searchsorted(cum, self.batch_size, side="left")) + 1)
+        return np.full(k, self.current)
+
+    def commit(self, k, sizes):
+        self.produced += int(sizes.sum())
+        if self.produced >= self.batch_size:
+            self.current, self.produced = self._next(), 0
+
+
+def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator, batch_size: int, keys: int,
+                     adaptive: bool, queue_sizes) -> Partitioner:
+    if keys > 0:
+        return KeyedPartitioner(partitions, rng, keys)
+    if kind == "round-robin":
+        return RoundRobinPartitioner(partitions, rng)
+    if kind == "random":
+        return RandomPartitioner(partitions, rng)
+    if kind == "sticky":
+        return StickyPartitioner(partitions, rng)
+    if kind == "per-thread":
+        return StickyPartitioner(partitions, rng, cycle=True)
+    if kind == "uniform-sticky":
+        return UniformStickyPartitioner(partitions, rng, batch_size, queue_sizes if adaptive else None)
+    raise ValueError(f"unknown partitioner {kind}")

@@ -1,0 +1,148 @@
+"""Replica assignment, follower fetchers, the high watermark and acks=all (kafka-internals.md §7).
+
+Followers run `num.replica.fetchers` fetcher threads per source broker. A fetch carries the follower's log end
+offset, which is how the leader learns what the follower has; the fetch is parked on the leader until new data
+arrives (replica.fetch.min.bytes = 1) or replica.fetch.wait.max.ms passes. The high watermark is the smallest
+offset every in-sync replica has confirmed; an acks=all request is answered once it covers the request's batches.
+Offsets here count batches, not records: the model needs only their order.
+"""
+from __future__ import annotations
+
+from typing import Generator
+
+import numpy as np
+import simpy
+
+from kafkasim.model.host import transfer
+
+FETCH_REQUEST_BYTES = 100          # a fetch request with one partition; + 30 per extra partition
+FETCH_PARTITION_BYTES = 30
+
+
+def assign_replicas(partitions: int, brokers: int, rf: int, rng: np.random.Generator) -> list[list[int]]:
+    """AdminUtils/ReplicaAssignment without racks: leaders round-robin from a random broker, followers shifted
+    by a random step that grows every `brokers` partitions."""
+    start = int(rng.integers(brokers))
+    shift = int(rng.integers(brokers))
+    out = []
+    for p in range(partitions):
+        if p > 0 and p % brokers == 0:
+            shift += 1
+        leader = (start + p) % brokers
+        followers = [(leader + 1 + (shift + j) % max(1, brokers - 1)) % brokers for j in range(rf - 1)]
+        out.append([leader] + followers)
+    return out
+
+
+class PartitionState:
+    __slots__ = ("leader", "followers", "sizes", "confirmed", "waiters", "hw", "fetch_waiters")
+
+    def __init__(self, replicas: list[int]):
+        self.leader = replicas[0]
+        self.followers = replicas[1:]
+        self.sizes: list[int] = []                          # bytes of batch i in the leader's log
+        self.confirmed = {f: 0 for f in self.followers}     # batches each follower has confirmed
+        self.hw = 0
+        self.waiters: list[tuple[int, simpy.Event]] = []    # produce purgatory: (offset, event)
+        self.fetch_waiters: list[simpy.Event] = []          # parked follower fetches
+
+
+class Replication:
+    def __init__(self, env: simpy.Environment, s, cluster):
+        self.env = env
+        self.s = s
+        self.cluster = cluster
+        self.parts = [PartitionState(r) for r in cluster.assignment]
+        b = s.cluster.broker
+        self.wait_max = b.replica_fetch_wait_max_ms / 1000.0
+        self.fetch_max = b.replica_fetch_max_bytes
+        self.one_way = s.hardware["rtt_ms"] / 2000.0       # broker to broker: no client-side network emulation
+        self.fetches = 0
+        self.bytes = 0
+
+    def start(self) -> None:
+        fetchers = self.s.cluster.broker.num_replica_fetchers
+        groups: dict[tuple[int, int, int], list[int]] = {}
+        for p, state in enumerate(self.parts):
+            for f in state.followers:
+                groups.setdefault((f, state.leader, p % fetchers), []).append(p)
+        for (follower, leader, _), partitions in sorted(groups.items()):
+            self.env.process(self._fetcher(follower, leader, partitions))
+
+    # --- the leader's side
+    def append(self, partition: int, size: int) -> int:
+        """A batch appended on the leader; returns its end offset."""
+        state = self.parts[partition]
+        state.sizes.append(size)
+        if not state.followers:
+            state.hw = len(state.sizes)
+        for event in state.fetch_waiters:
+            if not event.triggered:
+                event.succeed()
+        state.fetch_waiters = []
+        return len(state.sizes)
+
+    def wait(self, broker, request) -> Generator:
+        """Produce purgatory: until the high watermark covers every batch of the request."""
+        for batch in request.batches:
+            state = self.parts[batch.partition]
+            if state.hw < batch.offset:
+                event = self.env.event()
+                state.waiters.append((batch.offset, event))
+                yield event
+
+    def _confirm(self, partition: int, follower: int, offset: int) -> None:
+        state = self.parts[partition]
+        state.confirmed[follower] = max(state.confirmed[follower], offset)
+        hw = min(state.confirmed.values())
+        if hw > state.hw:
+            state.hw = hw
+            still = []
+            for off, event in state.waiters:
+                if off <= hw:
+                    event.succeed()
+                else:
+                    still.append((off, event))
+            state.waiters = still
+
+    # --- the follower's fetcher thread
+    def _fetcher(self, follower: int, leader: int, partitions: list[int]) -> Generator:
+        env = self.env
+        fetched = {p: 0 for p in partitions}          # the follower's log end offset per partition
+        leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
+        costs = self.cluster.brokers[leader].costs
+        while True:
+            size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
+            end = transfer([self.cluster.nic_out[follower], self.cluster.nic_in[leader]], env.now, size)
+            yield env.timeout(end - env.now + self.one_way)
+            for p in partitions:                       # the fetch offset tells the leader what we have
+                self._confirm(p, follower, fetched[p])
+            deadline = None
+            while not any(len(self.parts[p].sizes) > fetched[p] for p in partitions):
+                deadline = deadline or env.timeout(self.wait_max)
+                event = env.event()
+                for p in partitions:
+                    self.parts[p].fetch_waiters.append(event)
+                yield event | deadline
+                if deadline.processed:
+                    break
+            taken, nbytes, nbatches = {}, 0, 0
+            for p in partitions:
+                sizes = self.parts[p].sizes
+                got, upto = 0, fetched[p]
+                while upto < len(sizes) and (got == 0 or got + sizes[upto] <= self.fetch_max):
+                    got += sizes[upto]
+                    upto += 1
+                taken[p] = upto
+                nbytes += got
+                nbatches += upto - fetched[p]
+            # The leader reads the data (zero-copy) on a network thread; it crosses both NICs.
+            yield from leader_host.run(costs.network_request + costs.network_byte * nbytes)
+            end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now, nbytes + size)
+            yield env.timeout(end - env.now + self.one_way)
+            # The follower appends to its own log and disk.
+            yield from follower_host.run(costs.request + costs.batch * nbatches + costs.byte * nbytes)
+            self.cluster.brokers[follower].disk.reserve(env.now, nbytes)
+            fetched.update(taken)
+            self.fetches += 1
+            self.bytes += nbytes

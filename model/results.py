@@ -1,0 +1,285 @@
+"""What one simulated run shows: perf-test's lines, the producer's JMX metrics, utilisations and the verdict.
+
+Definitions follow kafka-internals.md §8: perf-test latency runs from just before send() to the callback, in whole
+milliseconds; percentiles are sorted samples at (int)(p·n) over at most 500000 samples; MB is 1048576 bytes;
+record-queue-time is per batch; request-latency runs from request creation to its response.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+import kafkasim
+from kafkasim.model.verdict import verdict
+
+WINDOW_SECONDS = 5.0
+MAX_SAMPLES = 500_000
+
+
+@dataclass
+class Result:
+    scenario: dict
+    seed: int
+    model_version: str
+    runtime_seconds: float
+    simulated_seconds: float
+    perf_test: dict
+    metrics: dict
+    worker_latency_us: float
+    utilisation: dict
+    brokers: list
+    verdict: dict
+    records_sent: int
+    records_acked: int
+    records_failed: int
+    timeline: dict = field(repr=False)
+    latencies_ms: np.ndarray = field(repr=False)
+
+    def to_json(self, timeline: bool = False) -> dict:
+        out = asdict(self)
+        out.pop("latencies_ms")
+        if not timeline:
+            out.pop("timeline")
+        return out
+
+    def text(self) -> str:
+        lines = list(self.perf_test["windows"]) + [self.perf_test["total"], ""]
+        lines.append(f"{'worker latency (time in send())':42} {self.worker_latency_us:12.2f} us")
+        for name, value in self.metrics.items():
+            lines.append(f"{'producer-metrics:' + name:42} {_num(value):>12}")
+        lines.append("")
+        lines.append("utilisation: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilisation.items()))
+        for b in self.brokers:
+            util = ", ".join(f"{k} {v:.0%}" for k, v in b["utilisation"].items())
+            times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
+            lines.append(f"broker {b['id']}: leads {b['leader_partitions']} partitions; {util}")
+            if times:
+                lines.append(f"  Produce {times}")
+        lines.append("")
+        v = self.verdict
+        lines.append(f"bottleneck: {v['bottleneck']} ({v['utilisation']:.0%}) — {v['evidence']}")
+        lines.append(f"[model {self.model_version}, seed {self.seed}, {self.simulated_seconds:.2f} s simulated "
+                     f"in {self.runtime_seconds:.2f} s]")
+        return "\n".join(lines)
+
+
+def _num(value: float) -> str:
+    if isinstance(value, (int, np.integer)) or float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.1f}"
+
+
+def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Latency as perf-test measures it: the difference of two System.currentTimeMillis() readings, so an
+    integer; the clock's phase is uniform, which makes it unbiased on average."""
+    exact = (completed - send_start) * 1000.0
+    phase = rng.random(len(exact))
+    return (np.floor(completed * 1000.0 + phase) - np.floor(send_start * 1000.0 + phase)).astype(np.int64) \
+        if len(exact) else exact.astype(np.int64)
+
+
+def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
+                     record_size: float) -> dict:
+    """ProducerPerformance's window lines and total line from per-record completion times and latencies."""
+    order = np.argsort(completed, kind="stable")
+    done, lat = completed[order], latency[order]
+    mb = record_size / 1048576.0
+    windows, window_start, i = [], start, 0
+    while i < len(done):
+        # A window closes at the first callback at least 5 s after it opened, counting that callback.
+        j = int(np.searchsorted(done, window_start + WINDOW_SECONDS, "left"))
+        if j >= len(done):
+            break
+        seg = lat[i:j + 1]
+        elapsed = done[j] - window_start
+        rate = len(seg) / elapsed
+        windows.append(f"{len(seg)} records sent, {rate:.1f} records/sec ({rate * mb:.2f} MB/sec), "
+                       f"{seg.mean():.1f} ms avg latency, {float(seg.max()):.1f} ms max latency.")
+        window_start, i = done[j], j + 1
+    n = len(done)
+    elapsed_ms = max(1.0, math.floor((done[-1] - start) * 1000.0)) if n else 1.0
+    rate = 1000.0 * n / elapsed_ms
+    sampling = max(1, n // min(n, MAX_SAMPLES)) if n else 1
+    # perf-test samples by send order (iteration % sampling == 0), not by completion order.
+    by_send = latency[np.argsort(send_start, kind="stable")][::sampling]
+    samples = np.sort(by_send)
+    pct = {p: int(samples[int(p * len(samples))]) if len(samples) else 0 for p in (0.5, 0.95, 0.99, 0.999)}
+    avg = float(latency.mean()) if n else 0.0
+    mx = float(latency.max()) if n else 0.0
+    total = (f"{n} records sent, {rate:f} records/sec ({rate * mb:.2f} MB/sec), {avg:.2f} ms avg latency, "
+             f"{mx:.2f} ms max latency, {pct[0.5]} ms 50th, {pct[0.95]} ms 95th, {pct[0.99]} ms 99th, "
+             f"{pct[0.999]} ms 99.9th.")
+    return {"windows": windows, "total": total, "records": n, "records_per_sec": rate, "mb_per_sec": rate * mb,
+            "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
+            "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
+
+
+def _mean(xs) -> float:
+    return float(np.mean(xs)) if len(xs) else 0.0
+
+
+def _max(xs) -> float:
+    return float(np.max(xs)) if len(xs) else 0.0
+
+
+def producer_metrics(batches, requests, elapsed: float, pool_wait: float, sender_busy: float,
+                     errors: int, in_flight_seconds: float) -> dict:
+    queue_ms = [(b.drained - b.created) * 1000.0 for b in batches]
+    sizes = [b.size_on_wire for b in batches]
+    done = [r for r in requests if not math.isnan(r.completed)]
+    latency_ms = [(r.completed - r.created) * 1000.0 for r in done]
+    drained_records = sum(b.records for b in batches)
+    return {
+        "batch-size-avg": _mean(sizes),
+        "batch-size-max": _max(sizes),
+        "record-queue-time-avg": _mean(queue_ms),
+        "record-queue-time-max": _max(queue_ms),
+        "request-latency-avg": _mean(latency_ms),
+        "request-latency-max": _max(latency_ms),
+        "records-per-request-avg": drained_records / len(requests) if requests else 0.0,
+        "record-send-rate": drained_records / elapsed,
+        "request-rate": len(done) / elapsed,
+        "request-size-avg": _mean([r.size for r in requests]),
+        "outgoing-byte-rate": sum(r.size for r in requests) / elapsed,
+        "compression-rate-avg": _mean([b.compression_ratio for b in batches]),
+        "bufferpool-wait-ratio": pool_wait / elapsed,
+        "io-wait-ratio": max(0.0, 1.0 - sender_busy / elapsed),
+        "requests-in-flight": in_flight_seconds / elapsed,
+        "record-error-rate": errors / elapsed,
+        "record-error-total": errors,
+        "produce-throttle-time-avg": 0.0,
+    }
+
+
+def timeline(batches, requests, end: float, points: int = 200) -> dict:
+    """Accumulator backlog (batches created, not yet drained) and requests in flight, sampled on a grid."""
+    grid = np.linspace(0.0, end, points)
+    created = np.sort([b.created for b in batches]) if batches else np.array([])
+    drained = np.sort([b.drained for b in batches]) if batches else np.array([])
+    sent = np.sort([r.created for r in requests]) if requests else np.array([])
+    answered = np.sort([r.completed for r in requests if not math.isnan(r.completed)]) if requests else np.array([])
+    return {
+        "time_s": grid.tolist(),
+        "queued_batches": (np.searchsorted(created, grid, "right") - np.searchsorted(drained, grid, "right")).tolist(),
+        "requests_in_flight": (np.searchsorted(sent, grid, "right") - np.searchsorted(answered, grid, "right")).tolist(),
+    }
+
+
+def build_result(s, env, records, producers, cluster, shared_host, runtime: float) -> Result:
+    sent_mask = ~np.isnan(records.send_start)
+    w = s.workload
+    # Warm-up records are left out of every figure, as perf-test's --warmup-records does.
+    steady = sent_mask.copy()
+    per_producer = w.records
+    for k in range(s.producers):
+        steady[k * per_producer:k * per_producer + w.warmup_records] = False
+    ok = steady & ~np.isnan(records.completed) & ~records.failed
+    start = float(np.nanmin(records.send_start[steady])) if steady.any() else 0.0
+    end = float(np.nanmax(records.completed[ok])) if ok.any() else env.now
+    elapsed = max(end - start, 1e-9)
+    rng = np.random.default_rng(np.random.SeedSequence(s.seed).spawn(65)[-1])
+    latency = perf_test_latency_ms(records.send_start[ok], records.completed[ok], rng)
+    perf = perf_test_output(start, records.send_start[ok], records.completed[ok], latency,
+                            float(records.value_size.mean()) if len(records) else 0.0)
+
+    batches = [b for _, sender, _, _ in producers for b in sender.batches]
+    requests = [r for _, sender, _, _ in producers for r in sender.requests]
+    in_flight = sum((min(r.completed, end) if not math.isnan(r.completed) else end) - r.created for r in requests)
+    pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
+    sender_busy = sum(sender.busy_seconds for _, sender, _, _ in producers) / max(1, s.producers)
+    failed = int((records.failed & steady).sum())
+    metrics = producer_metrics(batches, requests, elapsed, pool_wait / max(1, s.producers), sender_busy, failed,
+                               in_flight / max(1, s.producers))
+    workers = [wk for _, _, wks, _ in producers for wk in wks]
+    sent = int(sent_mask.sum())
+    worker_latency = sum(wk.send_seconds for wk in workers) / max(1, sent) * 1e6
+
+    util, evidence = utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, workers)
+    brokers = broker_report(s, cluster, requests, elapsed)
+    target = w.throughput * s.producers if w.throughput > 0 else None
+    v = verdict(util, evidence, perf["records_per_sec"], target)
+    return Result(
+        scenario=s.flat(), seed=s.seed, model_version=kafkasim.__version__, runtime_seconds=runtime,
+        simulated_seconds=env.now, perf_test=perf, metrics=metrics, worker_latency_us=worker_latency,
+        utilisation=util, brokers=brokers, verdict=v, records_sent=sent, records_acked=int(ok.sum()),
+        records_failed=int(records.failed.sum()), timeline=timeline(batches, requests, env.now),
+        latencies_ms=latency,
+    )
+
+
+def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, workers) -> tuple[dict, dict]:
+    """Busy fractions of every resource that can limit throughput, and the facts behind each."""
+    threads = max(1, len(workers))
+    conns = [c for _, sender, _, _ in producers for c in sender.connections.values()]
+    now = env.now
+    window_full = [c.window_full_seconds + (now - c._full_since if len(c.in_flight) == c.max_in_flight else 0.0)
+                   for c in conns]
+    lock_wait = sum(wk.lock_wait_seconds for wk in workers)
+    pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
+    worker_busy = sum(wk.send_seconds for wk in workers) - lock_wait - pool_wait
+    util = {
+        "worker threads": worker_busy / (elapsed * threads),
+        "lock contention": lock_wait / (elapsed * threads),
+        "buffer memory": pool_wait / (elapsed * threads),
+        "sender in-flight window": _mean(window_full) / elapsed,
+        "sender thread": sum(snd.busy_seconds for _, snd, _, _ in producers) / (elapsed * len(producers)),
+    }
+    pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]
+    if pipes:
+        busiest = max(pipes, key=lambda p: p.busy_seconds)
+        util["network"] = busiest.busy_seconds / elapsed
+    for b in cluster.brokers:
+        for k, v in b.utilisation(elapsed).items():
+            key = f"broker {k}"
+            util[key] = max(util.get(key, 0.0), v)
+    hosts = {id(h): h for h in [shared_host] if h} or {}
+    if not hosts:
+        hosts = {id(h): h for _, _, _, h in producers}
+        hosts.update({id(h): h for h in cluster.hosts})
+    cpu = [h.busy_seconds / (elapsed * h.cores) for h in hosts.values() if h.cores > 0]
+    if cpu:
+        util["shared cpu" if shared_host else "host cpu"] = max(cpu)
+    lat = metrics["request-latency-avg"]
+    evidence = {
+        "sender in-flight window": (
+            f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {s.cluster.brokers} "
+            f"broker{'s' if s.cluster.brokers > 1 else ''} ≈ "
+            f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * s.cluster.brokers * s.producers:.0f}/s reached "
+            f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"),
+        "worker threads": (
+            f"each send() takes {sum(wk.send_seconds for wk in workers) / max(1, sum(len(wk.ids) for wk in workers)) * 1e6:.2f} us, "
+            f"so {threads} thread{'s' if threads > 1 else ''} cap at "
+            f"≈ {threads / max(1e-12, sum(wk.send_seconds for wk in workers) / max(1, sum(len(wk.ids) for wk in workers))):.0f} records/s"),
+        "lock contention": (
+            f"{threads} threads wait {util['lock contention']:.0%} of their time for the partition deque and "
+            f"producer locks ({s.topic.partitions} partitions)"),
+        "buffer memory": (
+            f"send() waits for buffer.memory ({s.producer.buffer_memory} B) "
+            f"{metrics['bufferpool-wait-ratio']:.0%} of the time"),
+        "sender thread": f"the Sender thread is busy {util['sender thread']:.0%} of the time",
+        "network": f"the busiest link is busy {util.get('network', 0):.0%} of the time",
+        "broker io-threads": "the brokers' request handler threads are saturated",
+        "broker network-threads": "the brokers' network processor threads are saturated",
+        "broker disk": "the brokers' disks cannot keep up with the page cache",
+        "shared cpu": f"{shared_host.cores if shared_host else 0} cores shared by clients and brokers are busy",
+        "host cpu": "a host's cores are all busy",
+    }
+    return util, evidence
+
+
+def broker_report(s, cluster, requests, elapsed) -> list[dict]:
+    out = []
+    for b in cluster.brokers:
+        mine = [r.timing for r in requests if r.timing and r.connection.broker is b]
+        times = {k: float(np.mean([t[k] for t in mine])) for k in mine[0]} if mine else {}
+        util = b.utilisation(elapsed)
+        host = b.host
+        if host.cores > 0:
+            util["cpu"] = host.busy_seconds / (elapsed * host.cores)
+        util["nic-in"] = cluster.nic_in[b.id].busy_seconds / elapsed
+        util["nic-out"] = cluster.nic_out[b.id].busy_seconds / elapsed
+        out.append({"id": b.id, "leader_partitions": cluster.leaders.count(b.id), "utilisation": util,
+                    "request_time_ms": times, "bytes_in": b.bytes_in})
+    return out

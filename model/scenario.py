@@ -1,0 +1,446 @@
+"""Scenario files: one validated, frozen description of producers, workload, topic, cluster and hardware.
+
+A scenario file is YAML. Nested mappings are flattened with dots, so `producer: {batch.size: 65536}` and
+`producer.batch.size: 65536` are the same key, and `--set producer.batch.size=65536` overrides it. Every key is
+checked against the field table below; a bad key or value raises ScenarioError with one line naming the key, the
+value and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafkasim.model import clients
+from kafkasim.model.fields import Field, fmt as _fmt
+from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, resolve_hardware
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input; the message is one line naming the key, the value and what is allowed."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The field table. Each entry: flattened key -> Field. Producer and broker keys are Kafka's property names.
+
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+FIELDS: dict[str, Field] = {
+    "name": Field(str, "scenario", "A short name for the scenario."),
+    "description": Field(str, "", "Free text: where the scenario comes from."),
+    "seed": Field(int, 1, "Seed for the model's random streams; same seed, same output.", 0),
+    "client.library": Field(("java", "kafka-python"), "java", "The producer client library."),
+    "client.version": Field(str, "4.3", "Client version; selects defaults and the partitioner "
+                            "(Java 2.2 round-robin, 2.4–3.2 sticky, ≥ 3.3 uniform sticky; kafka-python 3.x random)."),
+    "producers": Field(int, 1, "Producer instances (each with its own connections, accumulator and sender).", 1, 1000),
+    "threads": Field(int, 1, "Worker threads per producer instance calling send().", 1, 256),
+    # --- producer properties (Kafka names). None = the client version's default.
+    "producer.acks": Field(("0", "1", "all", "-1"), None, "Acknowledgements the leader must receive before a "
+                           "request is complete: 0 none, 1 the leader, all the full ISR."),
+    "producer.batch.size": Field(int, None, "Bytes per partition batch before it is sent.", 1, INT_MAX),
+    "producer.linger.ms": Field(float, None, "How long a batch waits for more records before it is sendable.",
+                                0, INT_MAX),
+    "producer.compression.type": Field(("none", "gzip", "snappy", "lz4", "zstd"), None,
+                                       "Codec for whole batches."),
+    "producer.max.in.flight.requests.per.connection": Field(int, None, "Unacknowledged requests per broker "
+                                                            "connection before the sender stops sending.", 1, 1000),
+    "producer.buffer.memory": Field(int, None, "Bytes the producer may hold for records waiting to be sent and "
+                                    "in flight (kafka-python 3.x: unbounded, 0).", 0, LONG_MAX),
+    "producer.max.block.ms": Field(float, None, "How long send() may block waiting for buffer memory.", 0, LONG_MAX),
+    "producer.max.request.size": Field(int, None, "Largest request in bytes (and largest record).", 1, INT_MAX),
+    "producer.send.buffer.bytes": Field(int, None, "TCP send buffer; -1 = the OS default.", -1, INT_MAX),
+    "producer.enable.idempotence": Field(bool, None, "Exactly-once per partition; needs acks=all and "
+                                         "max.in.flight ≤ 5."),
+    "producer.partitioner.adaptive.partitioning.enable": Field(bool, None, "Uniform sticky partitioner: weigh "
+                                                               "partitions by queue length (≥ 3.3)."),
+    "producer.partitioner.availability.timeout.ms": Field(float, None, "Skip partitions whose leader has not "
+                                                          "drained for this long (0 = off, ≥ 3.3).", 0, LONG_MAX),
+    "producer.partitioner.ignore.keys": Field(bool, None, "Ignore keys when choosing partitions (≥ 3.3)."),
+    "producer.request.timeout.ms": Field(float, None, "How long the sender waits for a response.", 0, INT_MAX),
+    "producer.delivery.timeout.ms": Field(float, None, "Upper bound on the time from send() to success or "
+                                          "failure.", 0, INT_MAX),
+    "producer.retries": Field(int, None, "Retries of a failed batch.", 0, INT_MAX),
+    # --- workload
+    "workload.records": Field(int, 1_000_000, "Records each producer sends (perf-test --num-records); 0 = use "
+                              "workload.seconds.", 0, 10**12),
+    "workload.seconds": Field(float, 0.0, "Run for this long instead of a record count (0 = use "
+                              "workload.records).", 0, 86400),
+    "workload.warmup_records": Field(int, 0, "Records at the start left out of the results (perf-test "
+                                     "--warmup-records).", 0, 10**12),
+    "workload.throughput": Field(float, -1, "Target records/s per producer (perf-test --throughput); -1 = "
+                                 "unthrottled. Split evenly over the producer's threads.", -1, 10**9),
+    "workload.record_size": Field(int, 1024, "Record value size in bytes (the mean if a distribution is "
+                                  "given).", 1, 100 * 2**20),
+    "workload.record_size_max": Field(int, 0, "If > record_size: sizes uniform between 2·record_size − max "
+                                      "and max (0 = fixed size).", 0, 100 * 2**20),
+    "workload.key_size": Field(int, 0, "Key size in bytes (0 = null keys).", 0, 2**20),
+    "workload.keys": Field(int, 0, "Distinct keys, hashed to partitions with murmur2 (0 = null keys).", 0, 10**12),
+    "workload.payload": Field(("random-letters", "random-bytes", "text", "file"), "random-letters",
+                              "What the records hold; sets the compression ratio. random-letters is perf-test's "
+                              "own payload."),
+    "workload.payload_file": Field(str, "", "Sample file of record values for payload: file."),
+    "workload.partition_choice": Field(("partitioner", "per-thread"), "partitioner",
+                                       "partitioner: the client's partitioner; per-thread: each worker thread "
+                                       "writes explicit partitions of its own, disjoint from the other threads'."),
+    # --- topic
+    "topic.name": Field(str, "kafkasim", "Topic name."),
+    "topic.partitions": Field(int, 1, "Partitions of the topic.", 1, 100_000),
+    "topic.replication.factor": Field(int, 1, "Replicas per partition.", 1, 100),
+    "topic.min.insync.replicas": Field(int, 1, "Replicas that must be in sync for acks=all.", 1, 100),
+    # --- cluster
+    "cluster.brokers": Field(int, 1, "Brokers in the cluster.", 1, 1000),
+    "cluster.background_partitions": Field(int, 0, "Other partitions per broker, each with a light load, that "
+                                           "cost the broker per-partition overhead.", 0, 10**6),
+    "cluster.broker.num.network.threads": Field(int, 3, "Broker network processor threads.", 1, 256),
+    "cluster.broker.num.io.threads": Field(int, 8, "Broker request handler threads.", 1, 256),
+    "cluster.broker.queued.max.requests": Field(int, 500, "Requests queued before network threads stop "
+                                                "reading.", 1, 10**6),
+    "cluster.broker.compression.type": Field(("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+                                             "producer", "Broker codec; anything but producer recompresses."),
+    "cluster.broker.num.replica.fetchers": Field(int, 1, "Fetcher threads per source broker.", 1, 64),
+    "cluster.broker.replica.fetch.wait.max.ms": Field(float, 500, "How long a follower fetch is parked on the "
+                                                      "leader waiting for data.", 0, INT_MAX),
+    "cluster.broker.replica.fetch.min.bytes": Field(int, 1, "Bytes a follower fetch waits for.", 1, INT_MAX),
+    "cluster.broker.replica.fetch.max.bytes": Field(int, 1048576, "Bytes per partition per follower fetch.",
+                                                    1, INT_MAX),
+    # --- network conditions added on top of the hardware (a live run emulates them)
+    "network.rtt_ms": Field(float, 0.0, "Round-trip delay added between clients and brokers.", 0, 10_000),
+    "network.bandwidth_mbit": Field(float, 0.0, "Bandwidth cap between clients and brokers (0 = none).", 0, 10**6),
+    # --- model run control
+    "model.max_sim_seconds": Field(float, 600.0, "Stop simulating after this much simulated time.", 0.001, 10**6),
+}
+FIELDS.update({"hardware." + k: f for k, f in HARDWARE_FIELDS.items()})
+
+SECTIONS = sorted({k.split(".")[0] for k in FIELDS})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The frozen scenario object.
+
+@dataclass(frozen=True)
+class Client:
+    library: str
+    version: str
+
+    @property
+    def version_tuple(self) -> tuple[int, int]:
+        major, minor = (self.version.split(".") + ["0"])[:2]
+        return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class Producer:
+    acks: str                     # "0", "1" or "all"
+    batch_size: int
+    linger_ms: float
+    compression_type: str
+    max_in_flight: int
+    buffer_memory: int            # 0 = unbounded (kafka-python ≥ 2.1.5)
+    max_block_ms: float
+    max_request_size: int
+    send_buffer_bytes: int
+    enable_idempotence: bool
+    adaptive_partitioning: bool
+    availability_timeout_ms: float
+    ignore_keys: bool
+    request_timeout_ms: float
+    delivery_timeout_ms: float
+    retries: int
+
+
+@dataclass(frozen=True)
+class Workload:
+    records: int
+    seconds: float
+    warmup_records: int
+    throughput: float
+    record_size: int
+    record_size_max: int
+    key_size: int
+    keys: int
+    payload: str
+    payload_file: str
+    partition_choice: str
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    replication_factor: int
+    min_insync_replicas: int
+
+
+@dataclass(frozen=True)
+class Broker:
+    num_network_threads: int
+    num_io_threads: int
+    queued_max_requests: int
+    compression_type: str
+    num_replica_fetchers: int
+    replica_fetch_wait_max_ms: float
+    replica_fetch_min_bytes: int
+    replica_fetch_max_bytes: int
+
+
+@dataclass(frozen=True)
+class Cluster:
+    brokers: int
+    background_partitions: int
+    broker: Broker
+
+
+@dataclass(frozen=True)
+class Network:
+    rtt_ms: float
+    bandwidth_mbit: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    seed: int
+    client: Client
+    producers: int
+    threads: int
+    producer: Producer
+    workload: Workload
+    topic: Topic
+    cluster: Cluster
+    network: Network
+    hardware: Hardware
+    max_sim_seconds: float
+    values: tuple = field(repr=False, compare=False, default=())   # the resolved flat (key, value) pairs
+
+    def flat(self) -> dict[str, Any]:
+        """The resolved scenario as flat Kafka-named keys (what `--set` takes and JSON output carries)."""
+        return dict(self.values)
+
+    def producer_properties(self) -> dict[str, str]:
+        """The producer's Kafka properties with client defaults resolved, as a client config file would hold them."""
+        out = {}
+        for key, value in self.values:
+            if key.startswith("producer."):
+                if key == "producer.buffer.memory" and value == 0:
+                    continue  # unbounded: a client that has a bound keeps its own default
+                out[key[len("producer."):]] = _kafka_text(value)
+        return out
+
+    def replace(self, **overrides: Any) -> "Scenario":
+        """A new scenario with flat keys overridden, e.g. replace(**{"producer.batch.size": 65536})."""
+        return from_flat({**self.flat(), **overrides}, source=f"scenario {self.name}")
+
+
+def _kafka_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Loading.
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings to dotted keys: {"producer": {"batch.size": 1}} -> {"producer.batch.size": 1}."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        full = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            out.update(flatten(value, full))
+        else:
+            out[full] = value
+    return out
+
+
+def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Read a scenario file and apply `key=value` overrides."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScenarioError(f"scenario file {str(path)!r} does not exist")
+    try:
+        tree = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ScenarioError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(tree, dict):
+        raise ScenarioError(f"{path}: a scenario file must be a mapping of sections (producer:, workload:, ...)")
+    raw = flatten(tree)
+    raw.update(parse_overrides(overrides))
+    return from_flat(raw, source=str(path), base_dir=path.parent)
+
+
+def parse_overrides(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ScenarioError(f"--set {item!r}: expected key=value, e.g. producer.batch.size=65536")
+        key, text = item.split("=", 1)
+        out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+    return out
+
+
+def check_key(key: str) -> None:
+    if key in FIELDS:
+        return
+    # A bare Kafka producer property is a common slip: suggest its section.
+    near = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
+    near = near or [k for k in FIELDS if k.endswith("." + key)][:1]
+    hint = f"; did you mean {near[0]!r}?" if near else f"; sections are {', '.join(SECTIONS)}"
+    raise ScenarioError(f"unknown key {key!r}{hint}")
+
+
+def check_value(key: str, value: Any) -> Any:
+    """The value converted to the field's kind, or ScenarioError naming key, value and what is allowed."""
+    f = FIELDS[key]
+    bad = ScenarioError(f"{key}={value!r} is not allowed: expected {f.allowed()}")
+    if isinstance(f.kind, tuple):
+        text = _kafka_text(value).lower() if not isinstance(value, str) else value.lower()
+        if text not in f.kind:
+            raise bad
+        return text
+    if f.kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise bad
+    if f.kind is str:
+        if isinstance(value, (dict, list)):
+            raise bad
+        return str(value)
+    if isinstance(value, bool) or isinstance(value, (dict, list)) or value is None:
+        raise bad
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise bad from None
+    if f.kind is int:
+        if not number.is_integer():
+            raise bad
+        number = int(number)
+    if (f.low is not None and number < f.low) or (f.high is not None and number > f.high):
+        raise bad
+    return number
+
+
+def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | None = None) -> Scenario:
+    """Validate flat keys, fill defaults (the client version's for producer properties) and freeze."""
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        check_key(key)
+        if value is not None:
+            values[key] = check_value(key, value)
+    for key, f in FIELDS.items():
+        if key not in values and f.default is not None and not key.startswith("hardware."):
+            values[key] = f.default
+    library, version = values["client.library"], values["client.version"]
+    try:
+        defaults = clients.producer_defaults(library, version)
+    except ValueError as exc:
+        raise ScenarioError(f"client.version={version!r} is not allowed: {exc}") from None
+    for prop, default in defaults.items():
+        values.setdefault("producer." + prop, default)
+    if values["producer.acks"] == "-1":
+        values["producer.acks"] = "all"
+    hardware_raw = {k[len("hardware."):]: v for k, v in values.items() if k.startswith("hardware.")}
+    try:
+        hardware, hardware_values = resolve_hardware(hardware_raw, library)
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+    values.update({"hardware." + k: v for k, v in hardware_values.items()})
+    if values["workload.payload"] == "file":
+        sample = Path(values["workload.payload_file"])
+        if base_dir is not None and not sample.is_absolute():
+            sample = base_dir / sample
+        if not sample.is_file():
+            raise ScenarioError(f"workload.payload_file={values['workload.payload_file']!r}: no such file "
+                                f"(needed by workload.payload: file)")
+        values["workload.payload_file"] = str(sample)
+    scenario = _build(values, hardware)
+    _cross_check(scenario)
+    return scenario
+
+
+def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
+    def section(cls: type, prefix: str, names: dict[str, str] | None = None) -> Any:
+        names = names or {}
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            kafka = names.get(f.name, f.name.replace("_", "."))
+            key = f"{prefix}.{kafka}"
+            kwargs[f.name] = v[key] if key in v else v[f"{prefix}.{f.name}"]
+        return cls(**kwargs)
+
+    producer = section(Producer, "producer", {
+        "max_in_flight": "max.in.flight.requests.per.connection",
+        "adaptive_partitioning": "partitioner.adaptive.partitioning.enable",
+        "availability_timeout_ms": "partitioner.availability.timeout.ms",
+        "ignore_keys": "partitioner.ignore.keys",
+    })
+    return Scenario(
+        name=v["name"], description=v["description"], seed=v["seed"],
+        client=Client(v["client.library"], v["client.version"]),
+        producers=v["producers"], threads=v["threads"],
+        producer=producer,
+        workload=section(Workload, "workload"),
+        topic=section(Topic, "topic", {"min_insync_replicas": "min.insync.replicas",
+                                       "replication_factor": "replication.factor"}),
+        cluster=Cluster(v["cluster.brokers"], v["cluster.background_partitions"],
+                        section(Broker, "cluster.broker")),
+        network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"]),
+        hardware=hardware,
+        max_sim_seconds=v["model.max_sim_seconds"],
+        values=tuple(sorted(v.items())),
+    )
+
+
+def _cross_check(s: Scenario) -> None:
+    """Kafka's own cross-checks (ProducerConfig) plus the ones the model needs."""
+    p = s.producer
+    checks: list[tuple[bool, str]] = [
+        (p.delivery_timeout_ms >= p.linger_ms + p.request_timeout_ms,
+         f"producer.delivery.timeout.ms={_fmt(p.delivery_timeout_ms)} must be ≥ linger.ms + request.timeout.ms "
+         f"= {_fmt(p.linger_ms + p.request_timeout_ms)}"),
+        (not p.enable_idempotence or p.acks == "all",
+         f"producer.enable.idempotence=true needs acks=all, not acks={p.acks}"),
+        (not p.enable_idempotence or p.max_in_flight <= 5,
+         f"producer.enable.idempotence=true needs max.in.flight.requests.per.connection ≤ 5, "
+         f"not {p.max_in_flight}"),
+        (s.workload.records > 0 or s.workload.seconds > 0,
+         "workload.records=0 needs workload.seconds > 0: the run must end somewhere"),
+        (s.workload.warmup_records < s.workload.records or s.workload.records == 0,
+         f"workload.warmup_records={s.workload.warmup_records} must be less than workload.records="
+         f"{s.workload.records}"),
+        (s.topic.replication_factor <= s.cluster.brokers,
+         f"topic.replication.factor={s.topic.replication_factor} needs at least that many brokers, "
+         f"not cluster.brokers={s.cluster.brokers}"),
+        (s.topic.min_insync_replicas <= s.topic.replication_factor,
+         f"topic.min.insync.replicas={s.topic.min_insync_replicas} must be ≤ topic.replication.factor="
+         f"{s.topic.replication_factor} or acks=all can never succeed"),
+        (s.workload.record_size <= p.max_request_size,
+         f"workload.record_size={s.workload.record_size} exceeds producer.max.request.size={p.max_request_size}: "
+         f"every send() would fail with RecordTooLargeException"),
+        (s.workload.record_size_max == 0 or s.workload.record_size < s.workload.record_size_max < 2 * s.workload.record_size,
+         f"workload.record_size_max={s.workload.record_size_max} must be 0 or between record_size and "
+         f"2 × record_size"),
+        (s.workload.partition_choice != "per-thread" or s.topic.partitions >= s.threads,
+         f"workload.partition_choice=per-thread needs topic.partitions ≥ threads, not "
+         f"{s.topic.partitions} < {s.threads}"),
+        (p.buffer_memory == 0 or p.buffer_memory >= s.workload.record_size,
+         f"producer.buffer.memory={p.buffer_memory} is smaller than one record ({s.workload.record_size} B)"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ScenarioError(message)
+

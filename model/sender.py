@@ -1,0 +1,194 @@
+"""The Sender thread: ready, drain, send, and complete (kafka-internals.md §5).
+
+One loop, as Sender.runOnce: handle the responses that arrived (completing batches and running the user callbacks
+on this thread), find ready partitions and nodes, drain at most one batch per partition into one request per node
+up to max.request.size, and send. With nothing to send it sleeps until a response arrives, a worker wakes it, a
+linger.ms deadline passes, or a request finishes writing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generator
+
+import numpy as np
+import simpy
+
+from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator
+from kafkasim.model.host import Host
+from kafkasim.model.network import (Connection, PARTITION_HEADER_BYTES, ProduceRequest, REQUEST_HEADER_BYTES)
+from kafkasim.model.records import Records
+
+
+@dataclass(frozen=True)
+class SenderCosts:
+    request: float           # seconds of Sender CPU per request (build and write, read the response)
+    batch: float             # per batch drained and completed
+    record: float            # per record completed (the callback)
+    compress_byte: float     # per byte compressed at drain (kafka-python), else 0
+
+
+class Sender:
+    def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
+                 leaders: list[int], host: Host, gil: simpy.Resource | None, costs: SenderCosts, acks: str,
+                 max_request_size: int, mute: bool, delivery_timeout: float):
+        self.env = env
+        self.acc = accumulator
+        self.records = records
+        self.leaders = leaders                      # partition -> broker id
+        self.node_partitions: dict[int, list[int]] = {}
+        for p, b in enumerate(leaders):
+            self.node_partitions.setdefault(b, []).append(p)
+        self.drain_index = {b: 0 for b in self.node_partitions}
+        self.connections: dict[int, Connection] = {}
+        self.host = host
+        self.gil = gil
+        self.costs = costs
+        self.acks = acks
+        self.max_request_size = max_request_size
+        self.mute = mute
+        self.delivery_timeout = delivery_timeout
+        self.responses: list[ProduceRequest] = []
+        self.requests: list[ProduceRequest] = []       # every request sent, for the metrics
+        self.batches: list[ProducerBatch] = []         # every batch drained, for the metrics
+        self.busy_seconds = 0.0
+        self.wake = env.event()
+        self.waiting_until = -np.inf                   # > now while the Sender sleeps
+        self.process = env.process(self.run())
+
+    # --- waking up
+    def wakeup(self) -> None:
+        if not self.wake.triggered:
+            self.wake.succeed()
+
+    def wakeup_at(self, when: float) -> None:
+        """A batch becomes visible at `when`: make sure a sleeping Sender looks at it then."""
+        if when < self.waiting_until:
+            self.env.timeout(max(0.0, when - self.env.now)).callbacks.append(lambda _: self.wakeup())
+
+    def on_response(self, request: ProduceRequest) -> None:
+        self.responses.append(request)
+        self.wakeup()
+
+    # --- the loop
+    def run(self) -> Generator:
+        env = self.env
+        while True:
+            if self.responses:
+                yield from self._complete(self.responses)
+                self.responses = []
+            now = env.now
+            ready, deadline = self._ready(now)
+            drained = []
+            for node in ready:
+                conn = self.connections[node]
+                if conn.can_send_more(now):
+                    batches = self._drain(node, now)
+                    if batches:
+                        drained.append((conn, batches))
+            if drained:
+                nbatches = sum(len(b) for _, b in drained)
+                nbytes = sum(batch.bytes for _, bs in drained for batch in bs)
+                cost = (self.costs.request * len(drained) + self.costs.batch * nbatches
+                        + self.costs.compress_byte * nbytes)
+                for conn, batches in drained:
+                    self._send(conn, batches, now)
+                yield from self._work(cost)
+                continue
+            for conn in self.connections.values():
+                deadline = min(deadline, conn.writable_at()) if ready else deadline
+            if self.responses:
+                continue
+            self.waiting_until = deadline
+            self.wake = env.event()
+            if deadline < np.inf:
+                yield self.wake | env.timeout(max(0.0, deadline - now))
+            else:
+                yield self.wake
+            self.waiting_until = -np.inf
+
+    def _work(self, seconds: float) -> Generator:
+        if seconds > 0:
+            self.busy_seconds += seconds
+            yield from self.host.run(seconds, self.gil)
+
+    def _ready(self, now: float) -> tuple[list[int], float]:
+        """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
+        acc, ready, deadline = self.acc, set(), np.inf
+        exhausted = acc.pool.exhausted
+        for p, dq in enumerate(acc.deques):
+            if not dq or p in acc.muted:
+                continue
+            head = dq[0]
+            if head.created > now:                     # its first append has not happened yet
+                deadline = min(deadline, head.created + acc.linger)
+                continue
+            if now - head.created > self.delivery_timeout:
+                self._expire(p, now)
+                continue
+            leader = self.leaders[p]
+            if leader in ready:
+                continue
+            if len(dq) > 1 or head.full_at <= now or now - head.created >= acc.linger or exhausted:
+                ready.add(leader)
+            else:
+                deadline = min(deadline, head.created + acc.linger, head.full_at)
+        return sorted(ready), deadline
+
+    def _drain(self, node: int, now: float) -> list[ProducerBatch]:
+        """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
+        per partition, up to max.request.size (the first batch always goes)."""
+        parts = self.node_partitions[node]
+        start = self.drain_index[node]
+        batches, size = [], 0
+        for step in range(len(parts)):
+            p = parts[(start + step) % len(parts)]
+            dq = self.acc.deques[p]
+            if not dq or p in self.acc.muted or dq[0].created > now:
+                continue
+            head = dq[0]
+            if batches and size + head.estimated_bytes(self.acc.estimator.estimate) > self.max_request_size:
+                self.drain_index[node] = (start + step) % len(parts)
+                return batches
+            dq.popleft()
+            self.acc.close(head, now)
+            if self.mute:
+                self.acc.muted.add(p)
+            batches.append(head)
+            size += head.size_on_wire
+        self.drain_index[node] = (start + 1) % len(parts)
+        return batches
+
+    def _send(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
+        size = REQUEST_HEADER_BYTES + sum(b.size_on_wire + PARTITION_HEADER_BYTES for b in batches)
+        request = ProduceRequest(conn, batches, now, size, sum(b.records for b in batches))
+        self.batches.extend(batches)
+        self.requests.append(request)
+        conn.send(request, self.acks)
+
+    def _complete(self, responses: list[ProduceRequest]) -> Generator:
+        """Handle responses: the Sender's CPU for each batch and callback, then callbacks complete records in turn."""
+        for request in responses:
+            request.connection.remove(request)
+        nbatches = sum(len(r.batches) for r in responses)
+        nrecords = sum(r.records for r in responses)
+        start = self.env.now
+        yield from self._work(self.costs.batch * nbatches + self.costs.record * nrecords)
+        # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
+        done = 0
+        for request in responses:
+            request.completed = start
+            for batch in request.batches:
+                ids = batch.record_ids()
+                times = start + self.costs.batch * nbatches + self.costs.record * (done + np.arange(1, len(ids) + 1))
+                self.records.complete(ids, times)
+                done += len(ids)
+                self.acc.pool.deallocate(batch.allocated)
+                self.acc.muted.discard(batch.partition)
+
+    def _expire(self, partition: int, now: float) -> None:
+        """Batches older than delivery.timeout.ms fail with TimeoutException (their records count as errors)."""
+        dq = self.acc.deques[partition]
+        while dq and dq[0].created <= now and now - dq[0].created > self.delivery_timeout and dq[0].last_append <= now:
+            batch = dq.popleft()
+            self.records.fail(batch.record_ids(), now)
+            self.acc.pool.deallocate(batch.allocated)

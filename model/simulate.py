@@ -1,0 +1,155 @@
+"""simulate(scenario) -> Result: wire the components for one scenario, run them, and measure.
+
+The wiring follows a real deployment: each producer instance has its worker threads, a RecordAccumulator with its
+BufferPool, a Sender and one connection per broker; brokers lead the topic's partitions. Hosts own the cores that
+every thread's work runs on: one host per producer and per broker, or a single shared host when
+hardware.colocated_cores is set.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import simpy
+
+from kafkasim.model import clients
+from kafkasim.model.accumulator import RecordAccumulator, record_bytes
+from kafkasim.model.broker import Broker, BrokerCosts
+from kafkasim.model.buffer_pool import BufferPool
+from kafkasim.model.host import ContendedLock, Host, Pipe
+from kafkasim.model.network import Connection
+from kafkasim.model.partitioner import make_partitioner
+from kafkasim.model.records import Records
+from kafkasim.model.replication import Replication, assign_replicas
+from kafkasim.model.results import Result, build_result
+from kafkasim.model.scenario import Scenario
+from kafkasim.model.sender import Sender, SenderCosts
+from kafkasim.model.worker import WorkerCosts, WorkerThread, throttle_release_times
+
+MBIT = 1e6 / 8
+
+
+def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
+    w = s.workload
+    if w.record_size_max:
+        low = 2 * w.record_size - w.record_size_max
+        return rng.integers(low, w.record_size_max + 1, size=n)
+    return np.full(n, w.record_size, dtype=np.int64)
+
+
+def compression_ratio(s: Scenario, codec: str) -> float:
+    if codec == "none":
+        return 1.0
+    return s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"]
+
+
+class Cluster:
+    """Brokers, their hosts and NICs, the partition leaders, and replication."""
+
+    def __init__(self, env: simpy.Environment, s: Scenario, shared_host: Host | None, rng: np.random.Generator):
+        hw = s.hardware
+        self.env = env
+        n = s.cluster.brokers
+        self.hosts = [shared_host or Host(env, f"broker-{b}", hw["broker_cores"]) for b in range(n)]
+        nic = hw["nic_mbit"] * MBIT
+        self.nic_in = [Pipe(f"broker-{b} NIC in", nic) for b in range(n)]
+        self.nic_out = [Pipe(f"broker-{b} NIC out", nic) for b in range(n)]
+        self.assignment = assign_replicas(s.topic.partitions, n, s.topic.replication_factor, rng)
+        self.leaders = [replicas[0] for replicas in self.assignment]
+        codec = s.producer.compression_type
+        broker_codec = s.cluster.broker.compression_type
+        recompress = broker_codec not in ("producer", codec) and not (broker_codec == "uncompressed" and codec == "none")
+        costs = BrokerCosts(
+            network_request=hw.seconds("broker.network_request_us"),
+            network_byte=hw.seconds("broker.network_byte_ns"),
+            request=hw.seconds("broker.request_us"),
+            batch=hw.seconds("broker.batch_us"),
+            byte=hw.seconds("broker.byte_ns"),
+            recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
+                             if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
+        )
+        self.replication = Replication(env, s, self)
+        self.brokers = [
+            Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
+                   s.cluster.broker.num_io_threads, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
+                   self.replication)
+            for b in range(n)
+        ]
+        self.replication.start()
+
+
+def simulate(s: Scenario) -> Result:
+    wall = time.perf_counter()
+    env = simpy.Environment()
+    streams = iter(np.random.SeedSequence(s.seed).spawn(64))
+    rng = lambda: np.random.default_rng(next(streams))    # one stream per component, in a fixed order
+    hw, p, w = s.hardware, s.producer, s.workload
+
+    records_per_producer = w.records
+    total = records_per_producer * s.producers
+    values = record_sizes(s, rng(), total)
+    records = Records(env, values, record_bytes(values, w.key_size) if total else values)
+
+    shared = Host(env, "shared", hw["colocated_cores"]) if hw["colocated_cores"] > 0 else None
+    cluster = Cluster(env, s, shared, rng())
+    one_way = (hw["rtt_ms"] + s.network.rtt_ms) / 2000.0
+    link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
+                Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
+
+    library = s.client.library
+    kind = "per-thread" if w.partition_choice == "per-thread" else clients.partitioner_name(library, s.client.version)
+    codec = p.compression_type
+    on_sender = clients.compresses_on_sender(library)
+    send_buffer = p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20   # -1: Linux autotuning, ≈ 4 MiB
+    producers = []
+    for k in range(s.producers):
+        host = shared or Host(env, f"client-{k}", hw["client_cores"])
+        gil = simpy.Resource(env, capacity=1) if library == "kafka-python" else None   # one GIL per process
+        pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
+        acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
+                                compression_ratio(s, codec), records.size)
+        sender = Sender(env, acc, records, cluster.leaders, host, gil,
+                        SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
+                                    hw.seconds("sender.record_us"),
+                                    hw.seconds(f"compression.{codec}.byte_ns") if on_sender and codec != "none" else 0.0),
+                        p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
+                                                                             p.max_in_flight),
+                        p.delivery_timeout_ms / 1000.0)
+        nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
+        nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
+        for b, broker in enumerate(cluster.brokers):
+            # A TCP connection carries at most one window per round trip.
+            rtt = 2 * one_way
+            window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / rtt)] if rtt > 0 else []
+            out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]
+            back = [cluster.nic_out[b]] + (link_cap[1:] if link_cap else []) + [nic_in]
+            conn = Connection(env, k * len(cluster.brokers) + b, broker, out, back, one_way, p.max_in_flight,
+                              send_buffer, sender)
+            sender.connections[b] = conn
+            broker.serve(conn, p.acks)
+        costs = WorkerCosts(
+            record=hw.seconds("worker.record_us"), byte=hw.seconds("worker.byte_ns"),
+            compress_byte=hw.seconds(f"compression.{codec}.byte_ns") if codec != "none" and not on_sender else 0.0,
+            lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
+            contention=hw.seconds("worker.contention_us"))
+        many = s.threads > 1
+        partition_locks = ([ContendedLock(env, costs.lock, costs.contention) for _ in range(s.topic.partitions)]
+                           if many else None)
+        metadata_lock = ContendedLock(env, costs.metadata_lock, costs.contention) if many else None
+        workers = []
+        per_thread = np.array_split(np.arange(k * records_per_producer, (k + 1) * records_per_producer), s.threads)
+        rate = w.throughput / s.threads if w.throughput > 0 else -1
+        for t, ids in enumerate(per_thread):
+            own = (list(range(t, s.topic.partitions, s.threads)) if kind == "per-thread"
+                   else list(range(s.topic.partitions)))
+            partitioner = make_partitioner(kind, own, rng(), p.batch_size, w.keys, p.adaptive_partitioning,
+                                           lambda q, acc=acc: len(acc.deques[q]))
+            workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", ids, throttle_release_times(len(ids), rate),
+                                        records, acc, partitioner, sender, host, gil, costs, partition_locks,
+                                        metadata_lock, w.seconds if w.seconds > 0 else np.inf))
+        producers.append((acc, sender, workers, host))
+
+    stop_workers = env.all_of([wk.process for _, _, wks, _ in producers for wk in wks])
+    env.run(until=env.any_of([env.all_of([stop_workers, records.done]) if total else stop_workers,
+                              env.timeout(s.max_sim_seconds)]))
+    return build_result(s, env, records, producers, cluster, shared, time.perf_counter() - wall)

@@ -1,0 +1,24 @@
+"""The bottleneck verdict: which resource limits throughput, how busy it is, and the evidence in one sentence."""
+from __future__ import annotations
+
+# Resources upstream of the accumulator: when they are saturated the producer cannot even fill it.
+UPSTREAM = ("worker threads", "lock contention")
+SATURATED = 0.85
+
+
+def verdict(util: dict, evidence: dict, achieved: float, target: float | None) -> dict:
+    busiest = max(util, key=util.get)
+    if target is not None and achieved >= 0.97 * target:
+        return {"bottleneck": "none", "utilisation": util[busiest],
+                "evidence": f"the target of {target:.0f} records/s is met; the busiest resource is {busiest} "
+                            f"at {util[busiest]:.0%}"}
+    upstream = util["worker threads"] + util["lock contention"]
+    if upstream >= SATURATED:
+        name = max(UPSTREAM, key=util.get)
+        return {"bottleneck": name, "utilisation": upstream, "evidence": evidence[name]}
+    downstream = {k: v for k, v in util.items() if k not in UPSTREAM and k != "buffer memory"}
+    name = max(downstream, key=downstream.get)
+    if downstream[name] < SATURATED and util["buffer memory"] >= 0.5:
+        # Threads wait for memory but nothing downstream is saturated: buffer.memory itself is too small.
+        name = "buffer memory"
+    return {"bottleneck": name, "utilisation": util[name], "evidence": evidence.get(name, name)}

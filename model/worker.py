@@ -1,0 +1,191 @@
+"""Worker threads: the application threads calling KafkaProducer.send() (kafka-internals.md §1).
+
+A worker sends its records in *chunks*: the records it can send back to back without its state changing — until
+the throttle would sleep, a batch is full, or the partitioner switches. A chunk costs one or a few SimPy events;
+inside it, each record's send() start and append time are computed with numpy. Each record's send() costs
+per-record and per-byte CPU, the streaming compression of its bytes (Java), and time under the partition's
+deque lock and the producer-wide lock; threads contend on those locks. A new batch needs BufferPool memory, and
+send() blocks for it up to max.block.ms.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Generator
+
+import numpy as np
+import simpy
+
+from kafkasim.model.accumulator import RecordAccumulator
+from kafkasim.model.buffer_pool import BufferExhausted
+from kafkasim.model.host import ContendedLock, Host
+from kafkasim.model.partitioner import Partitioner
+from kafkasim.model.records import Records
+
+MAX_CHUNK = 2048          # records per chunk at most, so that locks and cores are handed over often enough
+MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
+
+
+def throttle_release_times(n: int, rate: float) -> np.ndarray | None:
+    """When perf-test's ThroughputThrottler lets record i go, for a thread sending `rate` records/s.
+
+    The throttler adds 1/rate to a sleep deficit for every record sent ahead of schedule and sleeps once the
+    deficit reaches 2 ms, so records leave in bursts of ceil(2 ms × rate), each burst on its schedule.
+    """
+    if rate <= 0:
+        return None
+    burst = max(1, math.ceil(MIN_SLEEP * rate))
+    return (np.arange(n) // burst) * (burst / rate)
+
+
+@dataclass(frozen=True)
+class WorkerCosts:
+    record: float            # seconds of CPU per send() outside the locks
+    byte: float              # seconds per value byte
+    compress_byte: float     # seconds per byte of streaming compression on this thread (Java), else 0
+    lock: float              # seconds per record under the partition deque lock
+    metadata_lock: float     # seconds per record under the producer-wide lock
+    contention: float        # extra seconds per record per waiting thread
+
+
+class WorkerThread:
+    def __init__(self, env: simpy.Environment, name: str, ids: np.ndarray, release: np.ndarray | None,
+                 records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
+                 host: Host, gil: simpy.Resource | None, costs: WorkerCosts,
+                 partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
+                 stop_at: float):
+        self.env = env
+        self.name = name
+        self.ids = ids
+        self.release = release
+        self.records = records
+        self.acc = accumulator
+        self.partitioner = partitioner
+        self.sender = sender
+        self.host = host
+        self.gil = gil
+        self.costs = costs
+        self.partition_locks = partition_locks      # None: a single thread, nothing to contend with
+        self.metadata_lock = metadata_lock
+        self.stop_at = stop_at
+        self.send_seconds = 0.0       # time inside send(): CPU, lock and core waits, buffer waits
+        self.sleep_seconds = 0.0      # time asleep in the throttle
+        self.lock_wait_seconds = 0.0
+        self.chunk_time_cap = 0.005 if gil is not None else math.inf   # CPython's switch interval
+        sizes = records.value_size[ids]
+        self.cost = costs.record + sizes * (costs.byte + costs.compress_byte)
+        if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
+            self.cost = self.cost + costs.lock + costs.metadata_lock
+        self.process = env.process(self.run())
+
+    def run(self) -> Generator:
+        env, i, n = self.env, 0, len(self.ids)
+        while i < n:
+            if self.release is not None and self.release[i] > env.now:
+                start = env.now
+                yield env.timeout(self.release[i] - env.now)
+                self.sleep_seconds += env.now - start
+            if env.now >= self.stop_at:     # workload.seconds is up: the rest is never sent
+                self.records.skip(self.ids[i:])
+                break
+            t0 = env.now
+            released = n - i if self.release is None else int(np.searchsorted(self.release, t0, "right")) - i
+            cap = min(released, MAX_CHUNK)
+            if self.chunk_time_cap < math.inf:
+                cap = max(1, min(cap, int(self.chunk_time_cap / max(self.cost[i], 1e-9))))
+            ids = self.ids[i:i + cap]
+            sizes = self.records.size[ids]
+            parts = self.partitioner.run(cap, sizes)
+            first = int(parts[0])
+            batch = self.acc.open_batch(first)
+            if batch is None:
+                try:
+                    batch = yield from self._new_batch(first, int(sizes[0]))
+                except BufferExhausted:
+                    self.records.send_start[ids[0]] = t0
+                    self.records.fail(ids[:1], env.now)
+                    self.send_seconds += env.now - t0
+                    i += 1
+                    continue
+            k, full = self._fit(parts, sizes)
+            if k == 0:                         # the first record finds its batch full: close it, start anew
+                self._close_full(first)
+                continue
+            self.partitioner.commit(k, sizes[:k])
+            yield from self._append(ids[:k], parts[:k], sizes[:k], t0, i)
+            self.records.send_start[ids[:k]] = np.linspace(t0, env.now, k, endpoint=False)
+            self.send_seconds += env.now - t0
+            i += k
+            if full is not None:
+                self._close_full(full)
+
+    # --- pieces of one chunk
+    def _new_batch(self, partition: int, size: int) -> Generator:
+        allocated = max(self.acc.batch_size, size)
+        yield from self.acc.pool.allocate(allocated)
+        existing = self.acc.open_batch(partition)      # another thread may have made one meanwhile
+        if existing is not None:
+            self.acc.pool.deallocate(allocated)
+            return existing
+        return self.acc.new_batch(partition, allocated)
+
+    def _fit(self, parts: np.ndarray, sizes: np.ndarray) -> tuple[int, int | None]:
+        """How many records of the chunk fit in their partitions' open batches, and which partition's batch
+        the next record would find full (None if the chunk ends at a partition that has no batch yet)."""
+        k, full = len(parts), None
+        for p, positions in partition_groups(parts):
+            batch = self.acc.open_batch(p)
+            theirs = sizes[positions]
+            room = 0 if batch is None else self.acc.room(batch, theirs)
+            if room < len(theirs):
+                stop = room if isinstance(positions, slice) else int(positions[room])
+                if stop < k:
+                    k, full = stop, (p if batch is not None else None)
+        return k, full
+
+    def _close_full(self, partition: int) -> None:
+        batch = self.acc.open_batch(partition)
+        if batch is not None:
+            batch.full_at = self.env.now
+            self.sender.wakeup()
+        self.partitioner.on_new_batch(partition)
+
+    def _append(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, t0: float, i: int) -> Generator:
+        cost = self.cost[i:i + len(ids)]
+        if self.partition_locks is None:
+            held = yield from self.host.acquire(self.gil)
+            self._register(ids, parts, sizes, self.env.now + np.cumsum(cost))
+            yield self.env.timeout(float(cost.sum()))
+            self.host.release(held, float(cost.sum()))
+            return
+        # Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
+        # under which the records are appended. Time under a lock is not charged to the host's cores.
+        yield from self.host.run(float(cost.sum()), self.gil)
+        start = self.env.now
+        yield from self.metadata_lock.hold_for(len(ids))
+        for p, positions in partition_groups(parts):
+            def append(now, per_record, sel=positions):
+                count = len(ids[sel])
+                self._register(ids[sel], parts[sel], sizes[sel], now + per_record * np.arange(1, count + 1))
+            yield from self.partition_locks[p].hold_for(len(ids[positions]), append)
+        self.lock_wait_seconds += (self.env.now - start) - len(ids) * (self.costs.metadata_lock + self.costs.lock)
+
+    def _register(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, appends: np.ndarray) -> None:
+        for p, sel in partition_groups(parts):
+            batch = self.acc.open_batch(p)
+            if batch is None:
+                # The Sender drained this partition's batch while we waited for a core or a lock: Java's append
+                # would allocate a new one here; we do not block retroactively.
+                self.acc.pool.force_allocate(self.acc.batch_size)
+                batch = self.acc.new_batch(p, self.acc.batch_size)
+            new = batch.records == 0
+            batch.add(ids[sel], appends[sel], int(sizes[sel].sum()))
+            if new:
+                self.sender.wakeup_at(batch.created)
+
+
+def partition_groups(parts: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
+    """The chunk's records grouped by partition: (partition, positions) — one slice in the common sticky case."""
+    if (parts == parts[0]).all():
+        return [(int(parts[0]), slice(None))]
+    return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]
