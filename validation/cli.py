@@ -1,0 +1,129 @@
+"""`kafkasim cluster up|status|down` and `kafkasim measure`: the live half of the command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kafkasim.validation.errors import LiveError, UserError
+
+
+def add_commands(subparsers) -> None:
+    cluster = subparsers.add_parser("cluster", help="start, inspect or stop a local Apache Kafka cluster (KRaft)")
+    actions = cluster.add_subparsers(dest="cluster_action", required=True, metavar="up|status|down")
+    up = actions.add_parser("up", help="start 1 or 3 combined broker+controller nodes on loopback")
+    up.add_argument("--brokers", type=int, default=1, choices=(1, 3))
+    up.add_argument("--base-port", type=int, default=9092, help="first client port (default 9092)")
+    for p in (up, actions.add_parser("status", help="show what is running"),
+              actions.add_parser("down", help="stop exactly what `up` started")):
+        p.add_argument("--dir", type=Path, help="cluster directory (default ~/.cache/kafkasim/cluster)")
+        p.set_defaults(func=_guarded(_cluster))
+
+    m = subparsers.add_parser("measure", help="run a scenario's producer settings on a real cluster, store the runs")
+    m.add_argument("scenario", nargs="?", type=Path, help="scenario YAML file (or use --matrix)")
+    m.add_argument("--matrix", type=Path, help="a matrix file (validation/matrices/*.yaml) of configurations")
+    m.add_argument("--bootstrap-server", metavar="HOST:PORT",
+                   help="your cluster (default: the one `kafkasim cluster up` started, else a private one)")
+    m.add_argument("--client", choices=("java", "kafka-python", "confluent-kafka"),
+                   help="client library (default java; with --matrix: only this client's configurations)")
+    m.add_argument("--repeat", type=int, help="measured runs per configuration (default 3, or the matrix's)")
+    m.add_argument("--warmup-records", type=int,
+                   help="records of the discarded warm-up run before each configuration (default 200000; 0 = none)")
+    m.add_argument("--out", type=Path, default=Path("runs.jsonl"), help="JSONL file the runs are appended to")
+    m.add_argument("--command-config", type=Path, metavar="FILE",
+                   help="client properties (security.protocol, SASL, SSL) as Kafka's tools take them")
+    m.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. producer.batch.size=65536 (repeatable)")
+    m.set_defaults(func=_guarded(_measure))
+
+
+def _guarded(func):
+    """User errors: one line, status 2. Failed live steps: one line, status 1. No tracebacks."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except UserError as exc:
+            print(f"kafkasim: error: {exc}", file=sys.stderr)
+            raise SystemExit(2)
+        except LiveError as exc:
+            print(f"kafkasim: error: {exc}", file=sys.stderr)
+            return 1
+    return run
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from kafkasim.validation.cluster import Cluster
+    if args.cluster_action == "up":
+        cluster = Cluster(args.dir, args.brokers, args.base_port)
+        print(f"kafkasim: starting {args.brokers} Kafka node(s) in {cluster.directory}", flush=True)
+        cluster.up()
+        print(f"kafkasim: cluster up; bootstrap server {cluster.state.bootstrap}")
+        return 0
+    cluster = Cluster.load(args.dir)
+    if args.cluster_action == "status":
+        if cluster is None:
+            print("kafkasim: no cluster has been started here")
+            return 1
+        status = cluster.status()
+        print(json.dumps(status, indent=2))
+        return 0 if status["up"] else 1
+    if cluster is None:
+        print("kafkasim: no cluster to stop")
+        return 0
+    stopped = cluster.down()
+    print(f"kafkasim: stopped {len(stopped)} node(s)" + (f" (pids {', '.join(map(str, stopped))})" if stopped else ""))
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from kafkasim.validation import targets
+    from kafkasim.validation.matrix import Matrix
+    from kafkasim.validation.measure import Config, Measurer
+    from kafkasim.validation.store import RunStore
+
+    if (args.scenario is None) == (args.matrix is None):
+        raise UserError("measure needs exactly one of SCENARIO or --matrix FILE")
+    if args.command_config is not None and not args.command_config.is_file():
+        raise UserError(f"--command-config {args.command_config}: no such file")
+    if args.repeat is not None and args.repeat < 1:
+        raise UserError(f"--repeat {args.repeat}: must be at least 1")
+    if args.matrix:
+        matrix = Matrix(args.matrix)
+        configs = [c for c in matrix.configs if args.client in (None, c.client)]
+        for c in configs:
+            c.overrides += args.overrides
+        repeat, warmup = args.repeat or matrix.repeat, matrix.warmup_records
+    else:
+        configs = [Config(args.scenario, args.client or "java", list(args.overrides))]
+        repeat, warmup = args.repeat or 3, 200_000
+    if args.warmup_records is not None:
+        warmup = args.warmup_records
+    measurer = Measurer(RunStore(args.out), repeat, warmup, args.command_config)
+    # Load every scenario first (a typo fails before anything starts), then group by cluster shape.
+    loaded = [(c, c.load()) for c in configs]
+    loaded.sort(key=lambda cs: (cs[1].cluster.brokers, cs[1].network.rtt_ms, cs[1].network.bandwidth_mbit))
+    pool = targets.ClusterPool(command_config=args.command_config, say=measurer.say)
+    try:
+        for i, (config, sc) in enumerate(loaded):
+            target = targets.resolve(sc, args.bootstrap_server, args.command_config, pool)
+            measurer.measure(config, target, label=f"[{i + 1}/{len(loaded)}] ")
+    except KeyboardInterrupt:
+        print(f"kafkasim: interrupted; {measurer.runs_done} run(s) of this session kept in {args.out}",
+              file=sys.stderr)
+        return 130
+    finally:
+        pool.close()
+    print(f"kafkasim: {measurer.runs_done} run(s) appended to {args.out}")
+    return 0 if measurer.failures == 0 else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kafkasim")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Measure scenarios on a real cluster: topic, discarded warm-up, N repeats, one stored record per run.
+
+A configuration is a scenario (file + --set overrides) measured with one client. Its key is a hash of everything
+that shapes the measurement, so a rerun into the same file skips the repeats already there.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kafkasim.validation import admin, environment, perftest, runners
+from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
+from kafkasim.validation.properties import read_properties, redact, secret_values
+from kafkasim.validation.runners import Target
+from kafkasim.validation.store import RunStore
+
+SCHEMA = 1
+# The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
+MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
+            "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "network.")
+STDERR_TAIL = 100  # lines of a client's stderr kept per run (a failing broker can print thousands)
+
+
+@dataclass
+class Config:
+    """One thing to measure: a scenario with overrides, a client, and (in a matrix) an id and a role."""
+    scenario: Path
+    client: str
+    overrides: list[str] = field(default_factory=list)
+    config_id: str | None = None
+    role: str | None = None  # "calibration" or "held-out"
+
+    def load(self):
+        from kafkasim.model.scenario import ScenarioError, load_scenario
+        overrides = list(self.overrides)
+        if self.client == "java":
+            overrides += ["client.library=java", f"client.version={'.'.join(KAFKA_VERSION.split('.')[:2])}"]
+        elif self.client == "kafka-python":  # the model knows its defaults: resolve them for the installed version
+            overrides += ["client.library=kafka-python",
+                          f"client.version={'.'.join(runners.client_version('kafka-python').split('.')[:2])}"]
+        try:
+            return load_scenario(self.scenario, overrides)
+        except ScenarioError as exc:
+            raise UserError(str(exc)) from None
+
+
+def measured_settings(sc) -> dict:
+    return {k: v for k, v in sorted(sc.flat().items()) if k.startswith(MEASURED)}
+
+
+def config_key(settings: dict, client: str, client_version: str) -> str:
+    text = json.dumps({"client": client, "client_version": client_version, **settings}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Measurer:
+    """Runs configurations against targets and appends what each run measured to a RunStore."""
+    store: RunStore
+    repeat: int = 3
+    warmup_records: int = 200_000
+    command_config: Path | None = None
+    out: object = sys.stdout
+    failures: int = 0
+    runs_done: int = 0
+
+    def __post_init__(self):
+        props = read_properties(self.command_config) if self.command_config else {}
+        self.secrets = secret_values(props)
+        self.lib = ensure_kafka()
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def measure(self, config: Config, target: Target, label: str = "") -> list[dict]:
+        sc = config.load()
+        runners.check_supported(sc)
+        if target.brokers is not None and sc.topic.replication_factor > target.brokers:
+            raise UserError(f"topic.replication.factor={sc.topic.replication_factor} needs at least that many "
+                            f"brokers; the cluster has {target.brokers}")
+        version = runners.client_version(config.client)
+        settings = measured_settings(sc)
+        key = config_key(settings, config.client, version)
+        name = config.config_id or sc.name
+        done = self.store.done_repeats(key)
+        todo = [r for r in range(self.repeat) if r not in done]
+        if not todo:
+            self.say(f"{label}{name} {config.client}: {len(done)} runs already in {self.store.path}, skipped")
+            return []
+        topic = f"{sc.topic.name}-{key[:8]}"
+        admin.create_topic(self.lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
+                           {"min.insync.replicas": str(sc.topic.min_insync_replicas)}, target.command_config,
+                           target.admin_prefix)
+        records = []
+        try:
+            if self.warmup_records:
+                self._warm_up(sc, target, topic, name, label)
+            for r in todo:
+                record = self._run_once(config, sc, settings, key, version, target, topic, r)
+                self.store.append(record)
+                self.runs_done += 1
+                self.failures += not record["ok"]
+                records.append(record)
+                self.say(f"{label}{name} {config.client} run {r + 1}/{self.repeat}: {_describe(record)}")
+        finally:
+            try:
+                admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
+                                   target.admin_prefix)
+            except LiveError as exc:
+                self.say(f"kafkasim: warning: {exc}")
+        self.say(f"{label}{name} {config.client}: {summary(self.store, key)}")
+        return records
+
+    def _warm_up(self, sc, target: Target, topic: str, name: str, label: str) -> None:
+        """A discarded run with the same settings, so the broker's JIT and page cache are warm for the measured ones.
+        Always with the Java tool: it is the broker that needs warming, and it warms fastest."""
+        warm = sc.replace(**{"workload.throughput": -1})
+        cmd = runners.argv("java", self.lib, warm, target, topic, self.warmup_records)
+        out = runners.run(cmd, runners.time_limit(warm, self.warmup_records))
+        total = perftest.parse(out.stdout).total
+        rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({_last_line(out.stderr)})"
+        self.say(f"{label}{name} warm-up ({self.warmup_records} records, discarded): {rate}")
+
+    def _run_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target, topic: str,
+                  repeat: int) -> dict:
+        n = sc.workload.records
+        cmd = runners.argv(config.client, self.lib, sc, target, topic, n, sc.workload.warmup_records)
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        env = environment.snapshot()
+        out = runners.run(cmd, runners.time_limit(sc, n))
+        parsed = perftest.parse(out.stdout)
+        total = parsed.total
+        sent = total.records if total else 0
+        metric_errors = parsed.metrics.get("producer-metrics:record-error-total")
+        error = None
+        if out.timed_out:
+            error = f"timed out after {out.seconds:.0f} s"
+        elif out.exit_status != 0:
+            error = f"exit status {out.exit_status}: {_last_line(out.stderr)}"
+        elif total is None:
+            error = f"no total line in the output: {_last_line(out.stderr)}"
+        return {
+            "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
+            "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
+            "seconds": round(out.seconds, 3),
+            "client": {"library": config.client, "version": version},
+            "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,
+            "target": {"bootstrap": target.bootstrap, "managed": target.managed, "brokers": target.brokers,
+                       "network": target.network, "topic": topic},
+            "environment": env,
+            "command": redact(" ".join(cmd), self.secrets),
+            "records_requested": n,
+            # perf-test counts only acknowledged records: whatever is missing failed (errors are never dropped)
+            "delivery_errors": max(n - sent, int(metric_errors or 0)) if total else None,
+            "result": _asdict(total), "steady_state": _asdict(parsed.steady_state),
+            "windows": [w.__dict__ for w in parsed.windows], "metrics": parsed.metrics,
+            "stdout": redact(out.stdout, self.secrets),
+            "stderr": redact("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]), self.secrets),
+            "exit_status": out.exit_status, "timed_out": out.timed_out,
+        }
+
+
+def _asdict(total) -> dict | None:
+    return None if total is None else dict(total.__dict__)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\tat ")]
+    return lines[-1][:300] if lines else "no output"
+
+
+def _describe(record: dict) -> str:
+    if not record["ok"]:
+        return f"FAILED ({record['error']})"
+    r = record["result"]
+    errors = f", {record['delivery_errors']} delivery errors" if record["delivery_errors"] else ""
+    return (f"{r['records_per_sec']:,.0f} rec/s, {r['mb_per_sec']:.1f} MB/s, avg {r['latency_avg_ms']:.1f} ms, "
+            f"p99 {r['latency_p99_ms']} ms ({record['seconds']:.1f} s{errors})")
+
+
+def spread(values: list[float]) -> dict:
+    """Median and run-to-run spread: (max − min) / median, and the coefficient of variation."""
+    med = statistics.median(values)
+    return {"n": len(values), "median": med, "min": min(values), "max": max(values),
+            "range_pct": 100 * (max(values) - min(values)) / med if med else None,
+            "cv_pct": 100 * statistics.pstdev(values) / statistics.mean(values) if len(values) > 1 and med else 0.0}
+
+
+def summary(store: RunStore, key: str) -> str:
+    runs = [r for r in store.records() if r.get("key") == key and r.get("ok")]
+    if not runs:
+        return "no successful runs"
+    tput = spread([r["result"]["records_per_sec"] for r in runs])
+    p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
+    avg = spread([r["result"]["latency_avg_ms"] for r in runs])
+    return (f"median {tput['median']:,.0f} rec/s (range {tput['range_pct']:.0f} % of median, n={tput['n']}), "
+            f"avg latency {avg['median']:.1f} ms (range {avg['range_pct'] or 0:.0f} %), "
+            f"p99 {p99['median']:.0f} ms")

@@ -1,0 +1,139 @@
+"""One perf-test run of a scenario's producer settings with a real client, as a subprocess with a time limit.
+
+java: Kafka's own `org.apache.kafka.tools.ProducerPerformance` (kafka-producer-perf-test).
+kafka-python, confluent-kafka: kafkasim.validation.pyperf, the same tool's semantics and output for Python clients.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkasim.validation.errors import UserError
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, java_command
+
+CLIENTS = ("java", "kafka-python", "confluent-kafka")
+CLIENT_HEAP = "512m"  # what bin/kafka-producer-perf-test.sh gives the tool
+
+
+@dataclass(frozen=True)
+class Target:
+    """A cluster to measure against and how to reach it."""
+    bootstrap: str                       # what clients are given
+    admin_bootstrap: str                 # what topic administration uses (the loopback listener of our own cluster)
+    brokers: int | None = None           # known for clusters kafkasim started
+    client_prefix: tuple[str, ...] = ()  # e.g. ("ip", "netns", "exec", NS) behind network emulation
+    admin_prefix: tuple[str, ...] = ()
+    command_config: Path | None = None
+    managed: bool = False                # started by kafkasim (then its topics are ours to delete)
+    network: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunOutput:
+    argv: list[str]
+    stdout: str
+    stderr: str
+    exit_status: int | None
+    seconds: float
+    timed_out: bool
+
+
+def check_supported(sc) -> None:
+    """What a perf-test run can reproduce of a scenario; anything else is a one-line error."""
+    w = sc.workload
+    problems = [
+        (sc.producers != 1, f"producers={sc.producers}", "1 (one perf-test process)"),
+        (sc.threads != 1, f"threads={sc.threads}", "1 (perf-test has one sending thread)"),
+        (w.payload != "random-letters", f"workload.payload={w.payload}", "random-letters (perf-test --record-size)"),
+        (w.keys != 0 or w.key_size != 0, "workload.keys/key_size", "0 (perf-test sends null keys)"),
+        (w.record_size_max != 0, f"workload.record_size_max={w.record_size_max}", "0 (fixed record size)"),
+        (w.records <= 0, "workload.records=0 (a duration)", "a record count > 0"),
+        (w.partition_choice != "partitioner", f"workload.partition_choice={w.partition_choice}", "partitioner"),
+    ]
+    for bad, what, allowed in problems:
+        if bad:
+            raise UserError(f"live runs cannot reproduce {what}; allowed: {allowed}")
+
+
+def perf_args(sc, target: Target, topic: str, records: int, warmup_records: int = 0) -> list[str]:
+    """The flags every runner takes (ProducerPerformance's own)."""
+    args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
+            "--record-size", str(sc.workload.record_size), "--throughput", _number(sc.workload.throughput),
+            "--print-metrics", "--reporting-interval", "5000"]
+    if warmup_records:
+        args += ["--warmup-records", str(warmup_records)]
+    if target.command_config is not None:
+        args += ["--command-config", str(target.command_config)]
+    props = sc.producer_properties()
+    return args + ["--command-property", *(f"{k}={v}" for k, v in sorted(props.items()))]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records: int,
+         warmup_records: int = 0) -> list[str]:
+    args = perf_args(sc, target, topic, records, warmup_records)
+    if client == "java":
+        cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance", args, heap=CLIENT_HEAP)
+    elif client in ("kafka-python", "confluent-kafka"):
+        cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", client, *args]
+    else:
+        raise UserError(f"--client {client} is not known; allowed: {', '.join(CLIENTS)}")
+    return [*target.client_prefix, *cmd]
+
+
+def client_version(client: str) -> str:
+    if client == "java":
+        return KAFKA_VERSION
+    if client == "kafka-python":
+        import kafka
+        return kafka.__version__
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise UserError("--client confluent-kafka needs the confluent-kafka package: "
+                        "pip install 'kafkasim[live]'") from None
+    return confluent_kafka.version()[0]
+
+
+def time_limit(sc, records: int) -> float:
+    """Generous: long enough for the run at a crawl of 1000 rec/s (or half its throttle target, if lower)."""
+    target = sc.workload.throughput
+    crawl = 1000.0 if target <= 0 else min(target / 2, 1000.0)
+    return 120 + records / crawl
+
+
+def run(cmd: list[str], timeout: float) -> RunOutput:
+    """Run one client; on timeout or Ctrl-C kill its whole process group, then re-raise Ctrl-C."""
+    start = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        out.seek(0)
+        err.seek(0)
+        return RunOutput(cmd, out.read(), err.read(), proc.returncode, time.monotonic() - start, timed_out)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

@@ -1,0 +1,97 @@
+"""Which cluster a measurement runs against: the user's (--bootstrap-server), the one `kafkasim cluster up` started,
+or one kafkasim starts just for the measurement (needed for network conditions and for a matrix that mixes 1 and 3
+brokers). Clusters started here are stopped when the measurement ends, however it ends."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.errors import UserError
+from kafkasim.validation.kafka_dist import cache_dir
+from kafkasim.validation.runners import Target
+
+PRIVATE_BASE_PORT = 19092  # clear of `cluster up`'s 9092..
+
+
+def network_of(sc) -> dict:
+    return {"rtt_ms": sc.network.rtt_ms, "bandwidth_mbit": sc.network.bandwidth_mbit}
+
+
+def emulated(network: dict) -> bool:
+    return bool(network["rtt_ms"] or network["bandwidth_mbit"])
+
+
+class ClusterPool:
+    """At most one private cluster at a time, restarted only when (brokers, network) changes."""
+
+    def __init__(self, directory: Path | None = None, base_port: int = PRIVATE_BASE_PORT,
+                 command_config: Path | None = None, say=print):
+        self.directory = Path(directory or cache_dir() / "measure-cluster")
+        self.base_port = base_port
+        self.command_config = command_config
+        self.say = say
+        self.current: tuple | None = None
+        self.cluster: Cluster | None = None
+        self.lab = None
+        self.target_: Target | None = None
+
+    def target(self, brokers: int, network: dict) -> Target:
+        want = (brokers, network["rtt_ms"], network["bandwidth_mbit"])
+        if want == self.current and self.target_ is not None:
+            return self.target_
+        self.close()
+        self.say(f"starting a private {brokers}-broker cluster in {self.directory}"
+                 + (f" behind {_describe_network(network)}" if emulated(network) else ""))
+        if emulated(network):
+            from kafkasim.validation.network import NetworkLab
+            self.lab = NetworkLab(rtt_ms=network["rtt_ms"], bandwidth_mbit=network["bandwidth_mbit"])
+            self.lab.create()
+            self.cluster = Cluster(self.directory, brokers, self.base_port, netns=self.lab.broker_ns,
+                                   external_advertised=self.lab.advertised(brokers, self.base_port))
+            self.cluster.up(quiet=True)
+            self.lab.start_proxies(brokers, self.base_port)
+            bootstrap = self.lab.advertised(brokers, self.base_port)[0]
+            client_prefix = self.lab.client_prefix
+        else:
+            self.cluster = Cluster(self.directory, brokers, self.base_port)
+            self.cluster.up(quiet=True)
+            bootstrap, client_prefix = self.cluster.state.bootstrap, ()
+        self.current = want
+        self.target_ = Target(bootstrap, self.cluster.state.bootstrap, brokers, client_prefix,
+                              self.cluster.state.prefix, self.command_config, managed=True, network=dict(network))
+        return self.target_
+
+    def close(self) -> None:
+        """Stop the cluster, then the proxies and namespaces; safe to call twice."""
+        try:
+            if self.cluster is not None:
+                self.cluster.down()
+        finally:
+            self.cluster, self.current, self.target_ = None, None, None
+            if self.lab is not None:
+                lab, self.lab = self.lab, None
+                lab.destroy()
+
+
+def _describe_network(network: dict) -> str:
+    parts = []
+    if network["rtt_ms"]:
+        parts.append(f"+{network['rtt_ms']:g} ms RTT")
+    if network["bandwidth_mbit"]:
+        parts.append(f"{network['bandwidth_mbit']:g} Mbit/s")
+    return " and ".join(parts)
+
+
+def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool: ClusterPool) -> Target:
+    network = network_of(sc)
+    if bootstrap_server:
+        if emulated(network):
+            raise UserError("network.rtt_ms / network.bandwidth_mbit can only be emulated on a cluster kafkasim "
+                            "starts itself; drop --bootstrap-server or set both to 0")
+        return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
+    running = Cluster.load()
+    if running is not None and not emulated(network) and running.status()["up"] \
+            and running.state.brokers == sc.cluster.brokers and running.state.netns is None:
+        return Target(running.state.bootstrap, running.state.bootstrap, running.state.brokers,
+                      command_config=command_config, managed=True, network=network)
+    return pool.target(sc.cluster.brokers, network)
