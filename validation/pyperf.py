@@ -169,7 +169,12 @@ class KafkaPythonClient:
             value = metric.value()
             if metric_name.name in SECONDS_METRICS and isinstance(value, (int, float)):
                 value = value * 1000.0
-            out.append((metric_name.group, metric_name.name, dict(metric_name.tags or {}), value))
+            group, tags = metric_name.group, dict(metric_name.tags or {})
+            # kafka-python puts the topic or node in the group name; Java has it as a tag
+            for prefix, tag in (("producer-topic-metrics.", "topic"), ("producer-node-metrics.", "node-id")):
+                if group.startswith(prefix):
+                    group, tags[tag] = prefix[:-1], group[len(prefix):]
+            out.append((group, metric_name.name, tags, value))
         return out
 
 

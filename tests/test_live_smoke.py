@@ -1,0 +1,88 @@
+"""Live smoke test: a real Kafka 4.3.1 broker (downloaded once from Maven Central), two short perf-test runs
+(the Java tool and kafkasim's kafka-python clone), sane results, and nothing left running afterwards."""
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.measure import Config, Measurer
+from kafkasim.validation.runners import Target
+from kafkasim.validation.store import RunStore
+
+pytestmark = pytest.mark.live
+
+SCENARIO = """
+name: live-smoke
+producer: {acks: 1, enable.idempotence: false, batch.size: 65536, linger.ms: 5, compression.type: lz4}
+workload: {records: 20000, record_size: 512, throughput: -1}
+topic: {partitions: 2, replication.factor: 1}
+cluster: {brokers: 1}
+"""
+
+
+def _free_base_port() -> int:
+    """A base port whose client/controller/external ports (base, +100, +200) are all free."""
+    for base in range(29092, 29992, 7):
+        try:
+            for port in (base, base + 100, base + 200):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    pytest.skip("no free port range for a test broker")
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return [p for p in pids if p != os.getpid()]
+
+
+@pytest.fixture
+def broker(tmp_path):
+    cluster = Cluster(tmp_path / "cluster", brokers=1, base_port=_free_base_port())
+    try:
+        cluster.up(timeout=120)
+        yield cluster
+    finally:
+        cluster.down()
+        assert _processes_mentioning(str(cluster.directory)) == []
+
+
+def test_java_and_kafka_python_runs(broker, tmp_path):
+    scenario = tmp_path / "smoke.yaml"
+    scenario.write_text(SCENARIO)
+    store = RunStore(tmp_path / "runs.jsonl")
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    measurer = Measurer(store, repeat=1, warmup_records=0)
+    measurer.measure(Config(scenario, "java"), target)
+    measurer.measure(Config(scenario, "kafka-python", ["workload.records=10000"]), target)
+
+    runs = {r["client"]["library"]: r for r in store.records()}
+    assert set(runs) == {"java", "kafka-python"}
+    for client, run in runs.items():
+        n = run["records_requested"]
+        assert run["ok"], run["error"]
+        assert run["delivery_errors"] == 0
+        assert run["result"]["records"] == n
+        assert 100 < run["result"]["records_per_sec"] < 5_000_000
+        assert 0 <= run["result"]["latency_p50_ms"] <= run["result"]["latency_p99_ms"] <= run["result"]["latency_max_ms"]
+        assert run["metrics"]["producer-metrics:record-send-rate"] > 0
+        assert 0.2 < run["metrics"]["producer-metrics:compression-rate-avg"] <= 1.05
+        assert run["scenario"]["producer.compression.type"] == "lz4"
+        assert run["environment"]["cores"] >= 1
+    assert runs["java"]["client"]["version"] == "4.3.1"
+    assert runs["java"]["metrics"]["producer-metrics:record-send-total"] == runs["java"]["records_requested"]
+
+    # A rerun into the same file skips what is there (resumable).
+    assert measurer.measure(Config(scenario, "java"), target) == []
