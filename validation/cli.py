@@ -97,8 +97,10 @@ def _measure(args: argparse.Namespace) -> int:
     else:
         configs = [Config(args.scenario, args.client or "java", list(args.overrides))]
         repeat, warmup = args.repeat or 3, 200_000
-    if args.warmup_records is not None:
+    if args.warmup_records is not None:  # the command line wins over the matrix, per config too
         warmup = args.warmup_records
+        for c in configs:
+            c.warmup_records = None
     measurer = Measurer(RunStore(args.out), repeat, warmup, args.command_config)
     # Load every scenario first (a typo fails before anything starts), then group by cluster shape.
     loaded = [(c, c.load()) for c in configs]

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -256,7 +257,7 @@ class Cluster:
 
     def _listening(self, port: int) -> bool:
         if self.state.netns:  # the port lives in the namespace: ask from inside
-            probe = ["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), 1)"]
+            probe = [sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), 1)"]
             return subprocess.run([*self.state.prefix, *probe], capture_output=True).returncode == 0
         try:
             socket.create_connection(("127.0.0.1", port), 1).close()

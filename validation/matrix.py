@@ -5,7 +5,8 @@
     warmup_records: 200000
     set: {workload.records: 300000}               # applied to every configuration
     configs:
-      - {id: b16k-l0, role: calibration, clients: [java, kafka-python], set: {producer.batch.size: 16384}}
+      - {id: b16k-l0, role: calibration, clients: [java, kafka-python], set: {producer.batch.size: 16384},
+         client_set: {kafka-python: {workload.records: 50000}}, warmup_records: 50000}
 role is "calibration" (a later fit may use it) or "held-out" (only ever compared against).
 """
 from __future__ import annotations
@@ -48,7 +49,9 @@ class Matrix:
             for client in item.get("clients", ["java"]):
                 if client not in CLIENTS:
                     raise UserError(f"--matrix {path}: config {cid}: client {client!r}; allowed: {', '.join(CLIENTS)}")
-                self.configs.append(Config(scenario, client, common + _overrides(item.get("set", {})), cid, role))
+                per_client = (item.get("client_set") or {}).get(client, {})  # e.g. fewer records for kafka-python
+                self.configs.append(Config(scenario, client, common + _overrides(item.get("set", {}))
+                                           + _overrides(per_client), cid, role, item.get("warmup_records")))
         if not self.configs:
             raise UserError(f"--matrix {path}: no configs")
 

@@ -36,6 +36,7 @@ class Config:
     overrides: list[str] = field(default_factory=list)
     config_id: str | None = None
     role: str | None = None  # "calibration" or "held-out"
+    warmup_records: int | None = None  # None: the Measurer's
 
     def load(self):
         from kafkasim.model.scenario import ScenarioError, load_scenario
@@ -100,8 +101,9 @@ class Measurer:
                            target.admin_prefix)
         records = []
         try:
-            if self.warmup_records:
-                self._warm_up(sc, target, topic, name, label)
+            warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
+            if warmup:
+                self._warm_up(sc, target, topic, name, label, warmup)
             for r in todo:
                 record = self._run_once(config, sc, settings, key, version, target, topic, r)
                 self.store.append(record)
@@ -118,15 +120,15 @@ class Measurer:
         self.say(f"{label}{name} {config.client}: {summary(self.store, key)}")
         return records
 
-    def _warm_up(self, sc, target: Target, topic: str, name: str, label: str) -> None:
+    def _warm_up(self, sc, target: Target, topic: str, name: str, label: str, records: int) -> None:
         """A discarded run with the same settings, so the broker's JIT and page cache are warm for the measured ones.
         Always with the Java tool: it is the broker that needs warming, and it warms fastest."""
         warm = sc.replace(**{"workload.throughput": -1})
-        cmd = runners.argv("java", self.lib, warm, target, topic, self.warmup_records)
-        out = runners.run(cmd, runners.time_limit(warm, self.warmup_records))
+        cmd = runners.argv("java", self.lib, warm, target, topic, records)
+        out = runners.run(cmd, runners.time_limit(warm, records))
         total = perftest.parse(out.stdout).total
         rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({_last_line(out.stderr)})"
-        self.say(f"{label}{name} warm-up ({self.warmup_records} records, discarded): {rate}")
+        self.say(f"{label}{name} warm-up ({records} records, discarded): {rate}")
 
     def _run_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target, topic: str,
                   repeat: int) -> dict:
