@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -39,8 +40,10 @@ def add_commands(subparsers) -> None:
 
 
 def _guarded(func):
-    """User errors: one line, status 2. Failed live steps: one line, status 1. No tracebacks."""
+    """User errors: one line, status 2. Failed live steps: one line, status 1. No tracebacks.
+    SIGTERM is treated like Ctrl-C, so whatever was started is stopped on the way out."""
     def run(args: argparse.Namespace) -> int:
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             return func(args)
         except UserError as exc:
@@ -49,7 +52,14 @@ def _guarded(func):
         except LiveError as exc:
             print(f"kafkasim: error: {exc}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:
+            print("kafkasim: interrupted; everything started was stopped", file=sys.stderr)
+            return 130
     return run
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _cluster(args: argparse.Namespace) -> int:

@@ -196,8 +196,7 @@ class Cluster:
         self.state.started_at = time.time()
         self._save()
         try:
-            for i in range(self.state.brokers):
-                self._format(lib, i)
+            self._format_all(lib)
             for i in range(self.state.brokers):
                 self.state.pids.append(self._start(lib, i))
                 self._save()
@@ -206,18 +205,24 @@ class Cluster:
             self.down()
             raise
 
-    def _format(self, lib: Path, i: int) -> None:
-        node = self.node_dir(i)
-        (node / "logs").mkdir(parents=True)
-        (node / "server.properties").write_text(self._server_properties(i))
-        (node / "log4j2.properties").write_text(BROKER_LOG4J.format(logs=node / "logs"))
-        cmd = java_command(lib, "kafka.tools.StorageTool",
-                           ["format", "-t", self.state.cluster_id, "-c", str(node / "server.properties")],
-                           heap="256m")
-        proc = subprocess.run([*self.state.prefix, *cmd], capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise LiveError(f"formatting node {i + 1} storage failed: {last[0]}")
+    def _format_all(self, lib: Path) -> None:
+        """StorageTool format for every node, concurrently (each is a JVM start of a few seconds)."""
+        procs = []
+        for i in range(self.state.brokers):
+            node = self.node_dir(i)
+            (node / "logs").mkdir(parents=True)
+            (node / "server.properties").write_text(self._server_properties(i))
+            (node / "log4j2.properties").write_text(BROKER_LOG4J.format(logs=node / "logs"))
+            cmd = java_command(lib, "kafka.tools.StorageTool",
+                               ["format", "-t", self.state.cluster_id, "-c", str(node / "server.properties")],
+                               heap="256m")
+            procs.append(subprocess.Popen([*self.state.prefix, *cmd], stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True))
+        for i, proc in enumerate(procs):
+            out, _ = proc.communicate(timeout=120)
+            if proc.returncode != 0:
+                last = out.strip().splitlines()[-1:] or ["no output"]
+                raise LiveError(f"formatting node {i + 1} storage failed: {last[0]}")
 
     def _start(self, lib: Path, i: int) -> int:
         node = self.node_dir(i)
