@@ -188,13 +188,14 @@ class ConfluentKafkaClient:
         except ImportError:
             print("confluent-kafka is not installed (pip install 'kafkasim[live]')", file=sys.stderr)
             raise SystemExit(2)
-        self.version = confluent_kafka.version()[0]
+        self.version = confluent_kafka.__version__
         # librdkafka takes Kafka's property names, except these Java-only ones.
-        java_only = {"buffer.memory", "max.block.ms", "max.in.flight.requests.per.connection", "retries",
-                     "send.buffer.bytes", "partitioner.adaptive.partitioning.enable",
-                     "partitioner.availability.timeout.ms", "partitioner.ignore.keys", "sasl.jaas.config"}
+        java_only = {"buffer.memory", "max.block.ms", "max.request.size", "send.buffer.bytes",
+                     "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
+                     "partitioner.ignore.keys", "sasl.jaas.config"}
         config = {k: v for k, v in props.items() if k not in java_only}
-        config["max.in.flight.requests.per.connection"] = props.get("max.in.flight.requests.per.connection", "5")
+        if "send.buffer.bytes" in props:  # librdkafka's name; its 0 is Java's -1 (the OS default)
+            config["socket.send.buffer.bytes"] = str(max(int(props["send.buffer.bytes"]), 0))
         config.update({"bootstrap.servers": bootstrap, "client.id": CLIENT_ID, "statistics.interval.ms": 0})
         self.producer = confluent_kafka.Producer(config)
 

@@ -101,7 +101,7 @@ def client_version(client: str) -> str:
     except ImportError:
         raise UserError("--client confluent-kafka needs the confluent-kafka package: "
                         "pip install 'kafkasim[live]'") from None
-    return confluent_kafka.version()[0]
+    return confluent_kafka.__version__
 
 
 def time_limit(sc, records: int) -> float:
