@@ -1,0 +1,82 @@
+"""kafkasim measure / cluster: bad input gives one line and status 2 before anything starts; the matrix and the
+run store behave (no broker needed here; tests/test_live_smoke.py runs the real thing)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkasim.validation import cli
+from kafkasim.validation.matrix import Matrix
+from kafkasim.validation.measure import Config, config_key, measured_settings, spread
+from kafkasim.validation.store import RunStore
+
+ROOT = Path(__file__).parent.parent
+SCENARIO = "name: t\nproducer: {acks: all}\nworkload: {records: 1000}\n"
+
+
+def run_cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(list(argv))
+    err = capsys.readouterr().err.strip().splitlines()
+    return exc.value.code, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    ((), "measure needs exactly one of SCENARIO or --matrix FILE"),
+    (("nope.yaml",), "scenario file 'nope.yaml' does not exist"),
+    (("{s}", "--set", "producer.batch.sise=1"), "unknown key 'producer.batch.sise'"),
+    (("{s}", "--set", "threads=4", "--bootstrap-server", "127.0.0.1:1"), "live runs cannot reproduce threads=4"),
+    (("{s}", "--set", "network.rtt_ms=5", "--bootstrap-server", "127.0.0.1:1"), "can only be emulated"),
+    (("{s}", "--command-config", "/nonexistent"), "--command-config /nonexistent: no such file"),
+    (("{s}", "--repeat", "0"), "--repeat 0: must be at least 1"),
+])
+def test_measure_user_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO)
+    # keep the Kafka download out of this test: only the checks before any live step run
+    monkeypatch.setattr("kafkasim.validation.measure.ensure_kafka", lambda: tmp_path)
+    code, err = run_cli(capsys, "measure", *[a.format(s=scenario) for a in argv])
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("kafkasim: error: ") and message in err[0], err
+
+
+def test_cluster_up_rejects_two_brokers(capsys):
+    code, err = run_cli(capsys, "cluster", "up", "--brokers", "2")
+    assert code == 2 and "invalid choice: 2" in err[-1]
+
+
+def test_reference_matrix_loads_and_keeps_calibration_to_a_third():
+    m = Matrix(ROOT / "validation/matrices/local.yaml")
+    ids = {c.config_id: c.role for c in m.configs}
+    assert len(ids) >= 24 and m.repeat >= 3
+    assert sum(role == "calibration" for role in ids.values()) <= len(ids) / 3
+    for c in m.configs:
+        sc = c.load()
+        assert sc.workload.payload == "random-letters"
+    assert {c.client for c in m.configs} == {"java", "kafka-python"}
+
+
+def test_config_key_ignores_hardware_but_not_producer_settings(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+
+    def key(*overrides):
+        return config_key(measured_settings(Config(path, "java", list(overrides)).load()), "java", "4.3.1")
+    assert key() == key("hardware.nic_mbit=1000")
+    assert key() != key("producer.batch.size=65536")
+
+
+def test_store_resumes_and_skips_a_torn_line(tmp_path):
+    store = RunStore(tmp_path / "runs.jsonl")
+    store.append({"key": "k", "repeat": 0, "ok": True})
+    store.append({"key": "k", "repeat": 1, "ok": False})
+    with open(store.path, "a") as f:
+        f.write('{"key": "k", "repeat": 2, "ok": tr')  # cut short by a crash
+    assert store.done_repeats("k") == {0}
+    assert len(store.records()) == 2
+
+
+def test_spread():
+    s = spread([90.0, 100.0, 110.0])
+    assert s["median"] == 100.0 and s["range_pct"] == pytest.approx(20.0)
+    assert s["cv_pct"] == pytest.approx(8.165, abs=0.01)
