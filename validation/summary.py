@@ -1,0 +1,49 @@
+"""Per-configuration medians and run-to-run spread of a run store:  python -m kafkasim.validation.summary FILE"""
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from kafkasim.validation.measure import spread
+from kafkasim.validation.store import RunStore
+
+
+def table(path: Path) -> list[dict]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in RunStore(path).records():
+        if r.get("ok"):
+            groups[(r["config_id"], r["client"]["library"], r["key"])].append(r)
+    rows = []
+    for (config_id, client, _), runs in groups.items():
+        tput = spread([r["result"]["records_per_sec"] for r in runs])
+        avg = spread([r["result"]["latency_avg_ms"] for r in runs])
+        p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
+        rows.append({"config_id": config_id, "client": client, "role": runs[0].get("role"), "n": tput["n"],
+                     "rec_per_sec": tput["median"], "tput_range_pct": tput["range_pct"], "tput_cv_pct": tput["cv_pct"],
+                     "avg_ms": avg["median"], "avg_range_pct": avg["range_pct"], "p99_ms": p99["median"],
+                     "errors": sum(r.get("delivery_errors") or 0 for r in runs)})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m kafkasim.validation.summary RUNS.jsonl", file=sys.stderr)
+        return 2
+    rows = table(Path(argv[0]))
+    print(f"{'config':<32} {'client':<12} {'role':<11} {'n':>2} {'rec/s':>8} {'range%':>6} {'cv%':>5} "
+          f"{'avg ms':>8} {'range%':>6} {'p99 ms':>7} {'errors':>6}")
+    for r in rows:
+        print(f"{r['config_id']:<32} {r['client']:<12} {r['role'] or '':<11} {r['n']:>2} {r['rec_per_sec']:>8.0f} "
+              f"{r['tput_range_pct']:>6.0f} {r['tput_cv_pct']:>5.1f} {r['avg_ms']:>8.1f} "
+              f"{r['avg_range_pct'] or 0:>6.0f} {r['p99_ms']:>7.0f} {r['errors']:>6}")
+    if rows:
+        ranges = sorted(r["tput_range_pct"] for r in rows)
+        print(f"throughput range (max−min)/median over {len(rows)} configs: median {ranges[len(ranges) // 2]:.0f} %, "
+              f"max {ranges[-1]:.0f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
