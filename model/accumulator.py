@@ -3,7 +3,7 @@
 Records are appended in chunks (see worker.py): a chunk registers its records in a batch together with the times
 at which each append completes, which may lie a little in the future. A batch's contents at time t are the records
 appended by t; when the Sender drains a batch while a chunk is still appending to it, the records not yet appended
-move to a new batch at the tail of the same deque, exactly where Java's next append would have put them.
+move to a batch of their own, sent next, as Java's next append would have started a new batch for them.
 """
 from __future__ import annotations
 
@@ -147,7 +147,9 @@ class RecordAccumulator:
 
     # --- the sender side
     def close(self, batch: ProducerBatch, now: float) -> None:
-        """Drain-time close: records not yet appended move to a fresh tail batch; the batch is compressed."""
+        """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
+        of any newer batch, keeping the partition's order); the batch is compressed."""
+        full_at = batch.full_at
         tail = batch.split_after(now, self.sizes)
         if tail is not None:
             # The worker's next append would allocate a new batch here. If buffer.memory is exhausted we let
@@ -155,7 +157,8 @@ class RecordAccumulator:
             self.pool.force_allocate(batch.allocated)
             moved = ProducerBatch(batch.partition, batch.allocated)
             moved.add(tail[0], tail[1], int(self.sizes[tail[0]].sum()))
-            self.deques[batch.partition].append(moved)
+            moved.full_at = full_at           # the rest of a full batch is full too
+            self.deques[batch.partition].appendleft(moved)
         batch.drained = now
         if self.codec == "none":
             batch.size_on_wire = BATCH_HEADER_BYTES + batch.bytes

@@ -13,7 +13,7 @@ from typing import Generator
 
 import simpy
 
-from kafkasim.model.host import Host, Pipe
+from kafkasim.model.host import Host, Pipe, done, maybe_resource, using
 from kafkasim.model.network import Connection, ProduceRequest, RESPONSE_BYTES_PER_PARTITION
 
 # Dirty page-cache bytes the broker may write ahead of the disk before appends stall (vm.dirty_ratio-ish).
@@ -32,14 +32,18 @@ class BrokerCosts:
 
 class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
-                 network_threads: int, io_threads: int, disk: Pipe, replication):
+                 network_threads: int, io_threads: int, connections: int, disk: Pipe, replication):
         self.env = env
         self.id = broker_id
         self.host = host
         self.costs = costs
-        self.processors = [simpy.Resource(env, capacity=1) for _ in range(network_threads)]
-        self.io_threads = simpy.Resource(env, capacity=io_threads)
-        self.log_locks: dict[int, simpy.Resource] = {}
+        host.add_threads(min(network_threads, connections) + min(io_threads, connections))
+        # Resources only where connections can outnumber threads: otherwise nothing ever waits for them.
+        per_processor = -(-connections // network_threads)
+        self.processors = [maybe_resource(env, 1, per_processor) for _ in range(network_threads)]
+        self.io_threads = maybe_resource(env, io_threads, connections)
+        # Appends to one partition are serial (the log lock); only several producers can append at once.
+        self.log_locks: dict[int, simpy.Resource] | None = {} if connections > 1 else None
         self.disk = disk
         self.replication = replication        # the log offsets, and the high watermark acks=all waits for
         self.network_busy = 0.0               # thread-seconds of network-thread work
@@ -52,54 +56,67 @@ class Broker:
         self.env.process(self._connection(conn, acks))
 
     def _connection(self, conn: Connection, acks: str) -> Generator:
+        env, costs = self.env, self.costs
         processor = self.processors[conn.index % len(self.processors)]
         while True:
-            request: ProduceRequest = yield conn.inbox.get()
-            t = {"start": self.env.now}
-            read = self.costs.network_request / 2 + self.costs.network_byte * request.size
-            yield from self._network_work(processor, read)
-            t["queued"] = self.env.now
-            yield from self._handle(request, t)
-            t["local_done"] = self.env.now
+            request = conn.next_request()
+            if isinstance(request, simpy.Event):
+                yield request
+                request = conn.next_request()
+            t = {"start": env.now}
+            read = costs.network_request / 2 + costs.network_byte * request.size
+            append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
+                                         for b in request.batches)
+            if processor is None and self.io_threads is None and self.log_locks is None:
+                # Nothing to wait for: read and append as one piece of work.
+                yield from self.host.run(read + append)
+                t["queued"] = t["dequeued"] = env.now - append
+            else:
+                held = yield from using(processor)
+                yield from self.host.run(read)
+                done(processor, held)
+                t["queued"] = env.now
+                slot = yield from using(self.io_threads)
+                t["dequeued"] = env.now
+                yield from self._append(request, append)
+                done(self.io_threads, slot)
+            self.network_busy += read
+            self.io_busy += append
+            for batch in request.batches:
+                self.disk.reserve(env.now, batch.size_on_wire)
+                batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
+            backlog = self.disk.free_at - env.now - DIRTY_BYTES / self.disk.rate
+            if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
+                yield env.timeout(backlog)
+            self.bytes_in += sum(b.size_on_wire for b in request.batches)
+            t["local_done"] = env.now
             if acks == "all":
                 yield from self.replication.wait(self, request)
-            t["remote_done"] = self.env.now
+            t["remote_done"] = env.now
             if acks != "0":
-                yield from self._network_work(processor, self.costs.network_request / 2)
-                t["response_queued_done"] = self.env.now
+                held = yield from using(processor)
+                yield from self.host.run(costs.network_request / 2)
+                done(processor, held)
+                self.network_busy += costs.network_request / 2
+                t["response_queued_done"] = env.now
                 sent = conn.respond(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches))
-                # The connection stays muted until the response has left the broker.
-                yield self.env.timeout(max(0.0, sent - self.env.now))
-            t["end"] = self.env.now
+                if sent > env.now:   # the connection stays muted until the response has left the broker
+                    yield env.timeout(sent - env.now)
+            t["end"] = env.now
             request.timing = _timing_breakdown(t)
 
-    def _handle(self, request: ProduceRequest, t: dict) -> Generator:
-        """KafkaApis.handleProduceRequest on an I/O thread: append every batch to its partition's log."""
-        with self.io_threads.request() as slot:
-            yield slot
-            t["dequeued"] = self.env.now
-            start = self.env.now
-            nbytes = sum(b.size_on_wire for b in request.batches)
-            yield from self.host.run(self.costs.request)
-            for batch in request.batches:
-                lock = self.log_locks.setdefault(batch.partition, simpy.Resource(self.env, capacity=1))
-                with lock.request() as held:
-                    yield held
-                    cost = (self.costs.batch + (self.costs.byte + self.costs.recompress_byte) * batch.size_on_wire)
-                    yield from self.host.run(cost)
-                    self.disk.reserve(self.env.now, batch.size_on_wire)
-                    batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
-            backlog = self.disk.free_at - self.env.now - DIRTY_BYTES / self.disk.rate
-            if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
-                yield self.env.timeout(backlog)
-            self.io_busy += self.env.now - start
-            self.bytes_in += nbytes
-
-    def _network_work(self, thread: simpy.Resource, seconds: float) -> Generator:
-        with thread.request() as slot:
-            yield slot
-            yield from self.host.run(seconds)
-            self.network_busy += seconds
+    def _append(self, request: ProduceRequest, cost: float) -> Generator:
+        """KafkaApis.handleProduceRequest on an I/O thread, each batch under its partition's log lock."""
+        if self.log_locks is None:
+            yield from self.host.run(cost)
+            return
+        yield from self.host.run(self.costs.request)
+        for batch in request.batches:
+            lock = self.log_locks.setdefault(batch.partition, simpy.Resource(self.env, capacity=1))
+            with lock.request() as held:
+                yield held
+                yield from self.host.run(self.costs.batch + (self.costs.byte + self.costs.recompress_byte)
+                                         * batch.size_on_wire)
 
     def utilisation(self, elapsed: float) -> dict[str, float]:
         return {

@@ -21,6 +21,7 @@ class BufferPool:
         self.max_block = max_block
         self.waiters: deque[tuple[int, simpy.Event]] = deque()
         self.wait_seconds = 0.0       # summed over threads: bufferpool-wait-ratio's numerator
+        self.on_exhausted = lambda: None   # the Sender's wakeup: every partition is ready while threads wait
 
     @property
     def exhausted(self) -> bool:
@@ -47,6 +48,7 @@ class BufferPool:
         granted = self.env.event()
         entry = (size, granted)
         self.waiters.append(entry)
+        self.on_exhausted()
         start = self.env.now
         result = yield granted | self.env.timeout(self.max_block)
         self.wait_seconds += self.env.now - start

@@ -38,8 +38,10 @@ def _fields() -> dict[str, Field]:
         "worker.lock_us": _f(float, 0.5, "Time per record holding the partition deque lock (append).", 0, 10**6),
         "worker.metadata_lock_us": _f(float, 0.3, "Time per record holding the producer-wide lock "
                                       "(metadata, partitioner state).", 0, 10**6),
-        "worker.contention_us": _f(float, 0.0, "Extra cost per record and per other thread waiting on "
-                                   "the same lock (cache-line transfer, lock inflation).", 0, 10**6),
+        "worker.contention_us": _f(float, 0.0, "Extra time per record under the partition deque lock for each "
+                                   "other thread waiting on it (cache-line transfer, lock inflation).", 0, 10**6),
+        "worker.metadata_contention_us": _f(float, 0.0, "Extra time per record under the producer-wide lock for "
+                                            "each other thread waiting on it.", 0, 10**6),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),

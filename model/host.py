@@ -2,7 +2,8 @@
 
 Every CPU-consuming activity (worker threads, the Sender, broker network and I/O threads, replica fetchers)
 runs its work with `Host.run`, which holds one of the host's cores for the duration. Threads beyond the core
-count queue for a core, so shared cores show up as waiting. A host with unlimited cores skips the queue.
+count queue for a core, so shared cores show up as waiting. A host with at least as many cores as threads
+skips the queue (nothing can wait there), which keeps the common case at one event per piece of work.
 """
 from __future__ import annotations
 
@@ -18,9 +19,15 @@ class Host:
         self.env = env
         self.name = name
         self.cores = cores
-        self.cpu = simpy.Resource(env, capacity=cores) if cores > 0 else None
+        self.threads = 0              # threads that run work here, counted while the run is wired
+        self.cpu: simpy.Resource | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
+
+    def add_threads(self, n: int) -> None:
+        self.threads += n
+        if 0 < self.cores < self.threads and self.cpu is None:
+            self.cpu = simpy.Resource(self.env, capacity=self.cores)
 
     def acquire(self, gil: simpy.Resource | None = None) -> Generator:
         """Wait for a core (and, for a Python client, its GIL); returns a token for release()."""
@@ -43,9 +50,32 @@ class Host:
         """Do `seconds` of CPU work on one core."""
         if seconds <= 0:
             return
+        if self.cpu is None and gil is None:
+            self.busy_seconds += seconds
+            yield self.env.timeout(seconds)
+            return
         held = yield from self.acquire(gil)
         yield self.env.timeout(seconds)
         self.release(held, seconds)
+
+
+def maybe_resource(env: simpy.Environment, capacity: int, users: int) -> simpy.Resource | None:
+    """A Resource only where users can outnumber its capacity; None means "never waits"."""
+    return simpy.Resource(env, capacity=capacity) if users > capacity else None
+
+
+def using(resource: simpy.Resource | None) -> Generator:
+    """Wait for one unit of `resource` (if any); returns the request to pass to `done`."""
+    if resource is None:
+        return None
+    request = resource.request()
+    yield request
+    return request
+
+
+def done(resource: simpy.Resource | None, request) -> None:
+    if resource is not None:
+        resource.release(request)
 
 
 class ContendedLock:

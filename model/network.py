@@ -1,6 +1,7 @@
 """Produce requests and the connection a producer holds to each broker (kafka-internals.md §5, §6)."""
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,7 +48,8 @@ class Connection:
         self.send_buffer = send_buffer
         self.sender = sender
         self.in_flight: list[ProduceRequest] = []
-        self.inbox = simpy.Store(env)          # the broker side reads requests from here, one at a time
+        self.arrived: deque[ProduceRequest] = deque()   # at the broker, not yet read (the connection is muted)
+        self.broker_waiting: simpy.Event | None = None
         self.window_full_seconds = 0.0         # time spent with max.in.flight requests outstanding
         self._full_since = np.nan
 
@@ -72,10 +74,23 @@ class Connection:
         self.in_flight.append(request)
         if len(self.in_flight) == self.max_in_flight:
             self._full_since = now
-        self.env.timeout(request.arrived - now).callbacks.append(lambda _: self.inbox.put(request))
+        self.env.timeout(request.arrived - now).callbacks.append(lambda _: self._arrive(request))
         if acks == "0":
             # acks=0: the request is done once written; the Sender completes its batches then.
             self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
+
+    def _arrive(self, request: ProduceRequest) -> None:
+        self.arrived.append(request)
+        if self.broker_waiting is not None:
+            self.broker_waiting.succeed()
+            self.broker_waiting = None
+
+    def next_request(self):
+        """For the broker: the next request once it has arrived (an event to yield, or the request itself)."""
+        if self.arrived:
+            return self.arrived.popleft()
+        self.broker_waiting = self.env.event()
+        return self.broker_waiting
 
     def respond(self, request: ProduceRequest, size: int) -> float:
         """The broker sends the response; returns when it reaches the client."""

@@ -67,6 +67,7 @@ class Replication:
             for f in state.followers:
                 groups.setdefault((f, state.leader, p % fetchers), []).append(p)
         for (follower, leader, _), partitions in sorted(groups.items()):
+            self.cluster.hosts[follower].add_threads(1)
             self.env.process(self._fetcher(follower, leader, partitions))
 
     # --- the leader's side
@@ -140,8 +141,9 @@ class Replication:
             yield from leader_host.run(costs.network_request + costs.network_byte * nbytes)
             end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now, nbytes + size)
             yield env.timeout(end - env.now + self.one_way)
-            # The follower appends to its own log and disk.
-            yield from follower_host.run(costs.request + costs.batch * nbatches + costs.byte * nbytes)
+            # The follower appends to its own log and disk (per batch and byte; the per-request cost is the
+            # produce path's).
+            yield from follower_host.run(costs.batch * nbatches + costs.byte * nbytes)
             self.cluster.brokers[follower].disk.reserve(env.now, nbytes)
             fetched.update(taken)
             self.fetches += 1

@@ -170,11 +170,13 @@ def timeline(batches, requests, end: float, points: int = 200) -> dict:
 def build_result(s, env, records, producers, cluster, shared_host, runtime: float) -> Result:
     sent_mask = ~np.isnan(records.send_start)
     w = s.workload
-    # Warm-up records are left out of every figure, as perf-test's --warmup-records does.
+    # Warm-up records — each producer's first sends, whichever thread made them — are left out of every figure,
+    # as perf-test's --warmup-records does.
     steady = sent_mask.copy()
-    per_producer = w.records
     for k in range(s.producers):
-        steady[k * per_producer:k * per_producer + w.warmup_records] = False
+        ids = np.arange(k * w.records, (k + 1) * w.records)
+        first = ids[np.argsort(records.send_start[ids], kind="stable")[:w.warmup_records]]
+        steady[first] = False
     ok = steady & ~np.isnan(records.completed) & ~records.failed
     start = float(np.nanmin(records.send_start[steady])) if steady.any() else 0.0
     end = float(np.nanmax(records.completed[ok])) if ok.any() else env.now
@@ -184,8 +186,9 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     perf = perf_test_output(start, records.send_start[ok], records.completed[ok], latency,
                             float(records.value_size.mean()) if len(records) else 0.0)
 
-    batches = [b for _, sender, _, _ in producers for b in sender.batches]
-    requests = [r for _, sender, _, _ in producers for r in sender.requests]
+    # The metrics cover the steady part of the run, like the throughput: batches and requests from its start.
+    batches = [b for _, sender, _, _ in producers for b in sender.batches if b.drained >= start]
+    requests = [r for _, sender, _, _ in producers for r in sender.requests if r.created >= start]
     in_flight = sum((min(r.completed, end) if not math.isnan(r.completed) else end) - r.created for r in requests)
     pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
     sender_busy = sum(sender.busy_seconds for _, sender, _, _ in producers) / max(1, s.producers)
@@ -196,7 +199,8 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     sent = int(sent_mask.sum())
     worker_latency = sum(wk.send_seconds for wk in workers) / max(1, sent) * 1e6
 
-    util, evidence = utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, workers)
+    # Utilisations cover the whole run (busy counters include the warm-up).
+    util, evidence = utilisation(s, env, producers, cluster, shared_host, max(env.now, 1e-9), metrics, workers)
     brokers = broker_report(s, cluster, requests, elapsed)
     target = w.throughput * s.producers if w.throughput > 0 else None
     v = verdict(util, evidence, perf["records_per_sec"], target)

@@ -61,8 +61,10 @@ class Sender:
             self.wake.succeed()
 
     def wakeup_at(self, when: float) -> None:
-        """A batch becomes visible at `when`: make sure a sleeping Sender looks at it then."""
-        if when < self.waiting_until:
+        """A batch becomes visible or full at `when`: make sure a sleeping Sender looks at it then."""
+        if when <= self.env.now:
+            self.wakeup()
+        elif when < self.waiting_until:
             self.env.timeout(max(0.0, when - self.env.now)).callbacks.append(lambda _: self.wakeup())
 
     def on_response(self, request: ProduceRequest) -> None:
@@ -74,8 +76,8 @@ class Sender:
         env = self.env
         while True:
             if self.responses:
-                yield from self._complete(self.responses)
-                self.responses = []
+                responses, self.responses = self.responses, []
+                yield from self._complete(responses)
             now = env.now
             ready, deadline = self._ready(now)
             drained = []
@@ -94,8 +96,10 @@ class Sender:
                     self._send(conn, batches, now)
                 yield from self._work(cost)
                 continue
-            for conn in self.connections.values():
-                deadline = min(deadline, conn.writable_at()) if ready else deadline
+            if ready:      # a ready node whose connection is still writing: look again when it is done
+                for conn in self.connections.values():
+                    if conn.writable_at() > now:
+                        deadline = min(deadline, conn.writable_at())
             if self.responses:
                 continue
             self.waiting_until = deadline
@@ -128,7 +132,7 @@ class Sender:
             leader = self.leaders[p]
             if leader in ready:
                 continue
-            if len(dq) > 1 or head.full_at <= now or now - head.created >= acc.linger or exhausted:
+            if len(dq) > 1 or head.full_at <= now or head.created + acc.linger <= now or exhausted:
                 ready.add(leader)
             else:
                 deadline = min(deadline, head.created + acc.linger, head.full_at)

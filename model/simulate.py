@@ -71,11 +71,11 @@ class Cluster:
         self.replication = Replication(env, s, self)
         self.brokers = [
             Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
-                   s.cluster.broker.num_io_threads, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
+                   s.cluster.broker.num_io_threads, s.producers, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
                    self.replication)
             for b in range(n)
         ]
-        self.replication.start()
+        self.replication.start()   # adds the fetcher threads to the broker hosts
 
 
 def simulate(s: Scenario) -> Result:
@@ -115,6 +115,7 @@ def simulate(s: Scenario) -> Result:
                         p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
                                                                              p.max_in_flight),
                         p.delivery_timeout_ms / 1000.0)
+        pool.on_exhausted = sender.wakeup
         nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
         nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
         for b, broker in enumerate(cluster.brokers):
@@ -131,19 +132,23 @@ def simulate(s: Scenario) -> Result:
             record=hw.seconds("worker.record_us"), byte=hw.seconds("worker.byte_ns"),
             compress_byte=hw.seconds(f"compression.{codec}.byte_ns") if codec != "none" and not on_sender else 0.0,
             lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
-            contention=hw.seconds("worker.contention_us"))
+            contention=hw.seconds("worker.contention_us"),
+            metadata_contention=hw.seconds("worker.metadata_contention_us"))
+        host.add_threads(s.threads + 1)     # worker threads and the Sender
         many = s.threads > 1
         partition_locks = ([ContendedLock(env, costs.lock, costs.contention) for _ in range(s.topic.partitions)]
                            if many else None)
-        metadata_lock = ContendedLock(env, costs.metadata_lock, costs.contention) if many else None
+        metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
         workers = []
         per_thread = np.array_split(np.arange(k * records_per_producer, (k + 1) * records_per_producer), s.threads)
         rate = w.throughput / s.threads if w.throughput > 0 else -1
+        # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
+        shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, w.keys,
+                                              p.adaptive_partitioning, lambda q, acc=acc: len(acc.deques[q]))
         for t, ids in enumerate(per_thread):
-            own = (list(range(t, s.topic.partitions, s.threads)) if kind == "per-thread"
-                   else list(range(s.topic.partitions)))
-            partitioner = make_partitioner(kind, own, rng(), p.batch_size, w.keys, p.adaptive_partitioning,
-                                           lambda q, acc=acc: len(acc.deques[q]))
+            partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
+                                            w.keys, p.adaptive_partitioning, None)
+                           if kind == "per-thread" else shared_partitioner)
             workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", ids, throttle_release_times(len(ids), rate),
                                         records, acc, partitioner, sender, host, gil, costs, partition_locks,
                                         metadata_lock, w.seconds if w.seconds > 0 else np.inf))

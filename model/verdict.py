@@ -4,6 +4,7 @@ from __future__ import annotations
 # Resources upstream of the accumulator: when they are saturated the producer cannot even fill it.
 UPSTREAM = ("worker threads", "lock contention")
 SATURATED = 0.85
+LOCK_SHARE = 0.25
 
 
 def verdict(util: dict, evidence: dict, achieved: float, target: float | None) -> dict:
@@ -14,7 +15,8 @@ def verdict(util: dict, evidence: dict, achieved: float, target: float | None) -
                             f"at {util[busiest]:.0%}"}
     upstream = util["worker threads"] + util["lock contention"]
     if upstream >= SATURATED:
-        name = max(UPSTREAM, key=util.get)
+        # Threads that spend a quarter of their time waiting on each other's locks are held back by contention.
+        name = "lock contention" if util["lock contention"] >= LOCK_SHARE * upstream else "worker threads"
         return {"bottleneck": name, "utilisation": upstream, "evidence": evidence[name]}
     downstream = {k: v for k, v in util.items() if k not in UPSTREAM and k != "buffer memory"}
     name = max(downstream, key=downstream.get)

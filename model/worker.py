@@ -16,13 +16,15 @@ from typing import Generator
 import numpy as np
 import simpy
 
-from kafkasim.model.accumulator import RecordAccumulator
+from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator
 from kafkasim.model.buffer_pool import BufferExhausted
 from kafkasim.model.host import ContendedLock, Host
 from kafkasim.model.partitioner import Partitioner
 from kafkasim.model.records import Records
 
-MAX_CHUNK = 2048          # records per chunk at most, so that locks and cores are handed over often enough
+MAX_CHUNK = 2048          # records per chunk at most, so that cores are handed over often enough
+SHARED_CHUNK = 32         # with several threads: small chunks, so threads meet on the same sticky partition and
+                          # its lock at close to Java's per-record granularity
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
 
 
@@ -45,7 +47,8 @@ class WorkerCosts:
     compress_byte: float     # seconds per byte of streaming compression on this thread (Java), else 0
     lock: float              # seconds per record under the partition deque lock
     metadata_lock: float     # seconds per record under the producer-wide lock
-    contention: float        # extra seconds per record per waiting thread
+    contention: float        # extra seconds per record per thread waiting on the same deque lock
+    metadata_contention: float   # the same for the producer-wide lock
 
 
 class WorkerThread:
@@ -90,17 +93,15 @@ class WorkerThread:
                 break
             t0 = env.now
             released = n - i if self.release is None else int(np.searchsorted(self.release, t0, "right")) - i
-            cap = min(released, MAX_CHUNK)
+            cap = min(released, MAX_CHUNK if self.partition_locks is None else SHARED_CHUNK)
             if self.chunk_time_cap < math.inf:
                 cap = max(1, min(cap, int(self.chunk_time_cap / max(self.cost[i], 1e-9))))
             ids = self.ids[i:i + cap]
             sizes = self.records.size[ids]
             parts = self.partitioner.run(cap, sizes)
-            first = int(parts[0])
-            batch = self.acc.open_batch(first)
-            if batch is None:
+            if self.acc.open_batch(int(parts[0])) is None:
                 try:
-                    batch = yield from self._new_batch(first, int(sizes[0]))
+                    yield from self._new_batch(int(parts[0]), int(sizes[0]))
                 except BufferExhausted:
                     self.records.send_start[ids[0]] = t0
                     self.records.fail(ids[:1], env.now)
@@ -109,29 +110,32 @@ class WorkerThread:
                     continue
             k, full = self._fit(parts, sizes)
             if k == 0:                         # the first record finds its batch full: close it, start anew
-                self._close_full(first)
+                self._close(full)
                 continue
             self.partitioner.commit(k, sizes[:k])
-            yield from self._append(ids[:k], parts[:k], sizes[:k], t0, i)
-            self.records.send_start[ids[:k]] = np.linspace(t0, env.now, k, endpoint=False)
+            if self.partition_locks is None:
+                yield from self._append_alone(ids[:k], parts[:k], sizes[:k], i)
+            else:
+                yield from self._append_shared(ids[:k], parts[:k], sizes[:k], i)
+            if full is not None and full.full_at == np.inf:
+                self._close(full)
+            self.records.send_start[ids[:k]] = t0 + (env.now - t0) / k * np.arange(k)
             self.send_seconds += env.now - t0
             i += k
-            if full is not None:
-                self._close_full(full)
 
     # --- pieces of one chunk
     def _new_batch(self, partition: int, size: int) -> Generator:
         allocated = max(self.acc.batch_size, size)
         yield from self.acc.pool.allocate(allocated)
-        existing = self.acc.open_batch(partition)      # another thread may have made one meanwhile
-        if existing is not None:
+        if self.acc.open_batch(partition) is not None:     # another thread made one meanwhile
             self.acc.pool.deallocate(allocated)
-            return existing
-        return self.acc.new_batch(partition, allocated)
+        else:
+            self.acc.new_batch(partition, allocated)
 
-    def _fit(self, parts: np.ndarray, sizes: np.ndarray) -> tuple[int, int | None]:
-        """How many records of the chunk fit in their partitions' open batches, and which partition's batch
-        the next record would find full (None if the chunk ends at a partition that has no batch yet)."""
+    def _fit(self, parts: np.ndarray, sizes: np.ndarray) -> tuple[int, ProducerBatch | None]:
+        """How many records of the chunk fit in their partitions' open batches, and the batch the next record
+        would find full (None if the chunk ends at a partition that has no batch yet). With several threads this
+        is a plan: by the time the deque lock is held another thread may have filled the batch."""
         k, full = len(parts), None
         for p, positions in partition_groups(parts):
             batch = self.acc.open_batch(p)
@@ -140,48 +144,68 @@ class WorkerThread:
             if room < len(theirs):
                 stop = room if isinstance(positions, slice) else int(positions[room])
                 if stop < k:
-                    k, full = stop, (p if batch is not None else None)
+                    k, full = stop, batch
         return k, full
 
-    def _close_full(self, partition: int) -> None:
-        batch = self.acc.open_batch(partition)
-        if batch is not None:
-            batch.full_at = self.env.now
-            self.sender.wakeup()
-        self.partitioner.on_new_batch(partition)
+    def _close(self, batch: ProducerBatch, at: float | None = None) -> None:
+        """An append found no room: Java closes the batch for appends, wakes the Sender, and the sticky
+        partitioner of 2.4–3.2 moves on."""
+        batch.full_at = self.env.now if at is None else at
+        self.sender.wakeup_at(batch.full_at)
+        self.partitioner.on_new_batch(batch.partition)
 
-    def _append(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, t0: float, i: int) -> Generator:
+    def _append_alone(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, i: int) -> Generator:
+        """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs."""
         cost = self.cost[i:i + len(ids)]
-        if self.partition_locks is None:
-            held = yield from self.host.acquire(self.gil)
-            self._register(ids, parts, sizes, self.env.now + np.cumsum(cost))
-            yield self.env.timeout(float(cost.sum()))
-            self.host.release(held, float(cost.sum()))
-            return
-        # Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
-        # under which the records are appended. Time under a lock is not charged to the host's cores.
-        yield from self.host.run(float(cost.sum()), self.gil)
-        start = self.env.now
-        yield from self.metadata_lock.hold_for(len(ids))
-        for p, positions in partition_groups(parts):
-            def append(now, per_record, sel=positions):
-                count = len(ids[sel])
-                self._register(ids[sel], parts[sel], sizes[sel], now + per_record * np.arange(1, count + 1))
-            yield from self.partition_locks[p].hold_for(len(ids[positions]), append)
-        self.lock_wait_seconds += (self.env.now - start) - len(ids) * (self.costs.metadata_lock + self.costs.lock)
-
-    def _register(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, appends: np.ndarray) -> None:
+        total = float(cost.sum())
+        held = yield from self.host.acquire(self.gil)
+        appends = self.env.now + np.cumsum(cost)
         for p, sel in partition_groups(parts):
             batch = self.acc.open_batch(p)
             if batch is None:
-                # The Sender drained this partition's batch while we waited for a core or a lock: Java's append
-                # would allocate a new one here; we do not block retroactively.
+                # The Sender drained this batch while we waited for a core: Java's append would allocate a new
+                # one here; we do not block retroactively.
                 self.acc.pool.force_allocate(self.acc.batch_size)
                 batch = self.acc.new_batch(p, self.acc.batch_size)
-            new = batch.records == 0
-            batch.add(ids[sel], appends[sel], int(sizes[sel].sum()))
-            if new:
-                self.sender.wakeup_at(batch.created)
+            self._add(batch, ids[sel], appends[sel], sizes[sel])
+        yield self.env.timeout(total)
+        self.host.release(held, total)
+
+    def _append_shared(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, i: int) -> Generator:
+        """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
+        under which the records are appended to whatever batch is open by then. Time under a lock is not
+        charged to the host's cores."""
+        yield from self.host.run(float(self.cost[i:i + len(ids)].sum()), self.gil)
+        start = self.env.now
+        yield from self.metadata_lock.hold_for(len(ids))
+        for p, sel in partition_groups(parts):
+            count = len(ids[sel])
+
+            def append(now, per_record, p=p, sel=sel, count=count):
+                self._append_locked(p, ids[sel], sizes[sel], now + per_record * np.arange(1, count + 1))
+            yield from self.partition_locks[p].hold_for(count, append)
+        self.lock_wait_seconds += (self.env.now - start) - len(ids) * (self.costs.metadata_lock + self.costs.lock)
+
+    def _append_locked(self, p: int, ids: np.ndarray, sizes: np.ndarray, appends: np.ndarray) -> None:
+        """Under the deque lock: fill the open batch; what does not fit starts the next one. New batches made here
+        take their memory without blocking (Java would release the lock, allocate and retry)."""
+        while len(ids):
+            batch = self.acc.open_batch(p)
+            if batch is None:
+                self.acc.pool.force_allocate(self.acc.batch_size)
+                batch = self.acc.new_batch(p, self.acc.batch_size)
+            room = self.acc.room(batch, sizes)
+            if room:
+                self._add(batch, ids[:room], appends[:room], sizes[:room])
+            if room < len(ids):
+                self._close(batch, at=float(appends[room - 1]) if room else self.env.now)
+            ids, sizes, appends = ids[room:], sizes[room:], appends[room:]
+
+    def _add(self, batch: ProducerBatch, ids: np.ndarray, appends: np.ndarray, sizes: np.ndarray) -> None:
+        new = batch.records == 0
+        batch.add(ids, appends, int(sizes.sum()))
+        if new:
+            self.sender.wakeup_at(batch.created)
 
 
 def partition_groups(parts: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
