@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generator
 
+import numpy as np
 import simpy
 
 from kafkasim.model.host import Host, Pipe, done, maybe_resource, using
@@ -28,11 +29,13 @@ class BrokerCosts:
     batch: float             # per partition batch appended
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
+    service_cv: float = 0.0  # I/O-thread service time variability (gamma; 0 = deterministic, 1 = exponential)
 
 
 class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
-                 network_threads: int, io_threads: int, connections: int, disk: Pipe, replication):
+                 network_threads: int, io_threads: int, connections: int, disk: Pipe, replication,
+                 rng: np.random.Generator | None = None):
         self.env = env
         self.id = broker_id
         self.host = host
@@ -51,6 +54,7 @@ class Broker:
         self.network_threads = network_threads
         self.io_thread_count = io_threads
         self.bytes_in = 0
+        self.rng = rng or np.random.default_rng(0)
 
     def serve(self, conn: Connection, acks: str) -> None:
         self.env.process(self._connection(conn, acks))
@@ -67,6 +71,9 @@ class Broker:
             read = costs.network_request / 2 + costs.network_byte * request.size
             append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
                                          for b in request.batches)
+            if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
+                shape = 1.0 / costs.service_cv ** 2
+                append = float(self.rng.gamma(shape, append / shape))
             if processor is None and self.io_threads is None and self.log_locks is None:
                 # Nothing to wait for: read and append as one piece of work.
                 yield from self.host.run(read + append)

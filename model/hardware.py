@@ -56,6 +56,8 @@ def _fields() -> dict[str, Field]:
         "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
                                         "response).", 0, 10**7),
         "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
+        "broker.service_cv": _f(float, 0.0, "Variability of broker I/O-thread service times: the coefficient of "
+                                "variation of a gamma distribution (0 = fixed, 1 = exponential).", 0, 10),
         "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "
                                   "(background work: fetch sessions, log checks, metrics).", 0, 10**7),
     }

@@ -113,6 +113,8 @@ FIELDS: dict[str, Field] = {
     "network.bandwidth_mbit": Field(float, 0.0, "Bandwidth cap between clients and brokers (0 = none).", 0, 10**6),
     # --- model run control
     "model.max_sim_seconds": Field(float, 600.0, "Stop simulating after this much simulated time.", 0.001, 10**6),
+    "model.max_chunk": Field(int, 2048, "Most records a worker thread sends as one simulation step; 1 steps "
+                             "record by record (slow, for checking the chunked model).", 1, 1 << 20),
 }
 FIELDS.update({"hardware." + k: f for k, f in HARDWARE_FIELDS.items()})
 
@@ -216,6 +218,7 @@ class Scenario:
     network: Network
     hardware: Hardware
     max_sim_seconds: float
+    max_chunk: int
     values: tuple = field(repr=False, compare=False, default=())   # the resolved flat (key, value) pairs
 
     def flat(self) -> dict[str, Any]:
@@ -401,6 +404,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"]),
         hardware=hardware,
         max_sim_seconds=v["model.max_sim_seconds"],
+        max_chunk=v["model.max_chunk"],
         values=tuple(sorted(v.items())),
     )
 

@@ -67,12 +67,13 @@ class Cluster:
             byte=hw.seconds("broker.byte_ns"),
             recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
                              if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
+            service_cv=hw["broker.service_cv"],
         )
         self.replication = Replication(env, s, self)
         self.brokers = [
             Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
                    s.cluster.broker.num_io_threads, s.producers, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
-                   self.replication)
+                   self.replication, np.random.default_rng(rng.integers(2**63)))
             for b in range(n)
         ]
         self.replication.start()   # adds the fetcher threads to the broker hosts
@@ -151,7 +152,8 @@ def simulate(s: Scenario) -> Result:
                            if kind == "per-thread" else shared_partitioner)
             workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", ids, throttle_release_times(len(ids), rate),
                                         records, acc, partitioner, sender, host, gil, costs, partition_locks,
-                                        metadata_lock, w.seconds if w.seconds > 0 else np.inf))
+                                        metadata_lock, w.seconds if w.seconds > 0 else np.inf,
+                                        s.max_chunk))
         producers.append((acc, sender, workers, host))
 
     stop_workers = env.all_of([wk.process for _, _, wks, _ in producers for wk in wks])

@@ -22,7 +22,6 @@ from kafkasim.model.host import ContendedLock, Host
 from kafkasim.model.partitioner import Partitioner
 from kafkasim.model.records import Records
 
-MAX_CHUNK = 2048          # records per chunk at most, so that cores are handed over often enough
 SHARED_CHUNK = 32         # with several threads: small chunks, so threads meet on the same sticky partition and
                           # its lock at close to Java's per-record granularity
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
@@ -56,7 +55,7 @@ class WorkerThread:
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: simpy.Resource | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
-                 stop_at: float):
+                 stop_at: float, max_chunk: int):
         self.env = env
         self.name = name
         self.ids = ids
@@ -71,6 +70,7 @@ class WorkerThread:
         self.partition_locks = partition_locks      # None: a single thread, nothing to contend with
         self.metadata_lock = metadata_lock
         self.stop_at = stop_at
+        self.max_chunk = max_chunk    # model.max_chunk: 1 steps record by record (the fine granularity)
         self.send_seconds = 0.0       # time inside send(): CPU, lock and core waits, buffer waits
         self.sleep_seconds = 0.0      # time asleep in the throttle
         self.lock_wait_seconds = 0.0
@@ -93,7 +93,7 @@ class WorkerThread:
                 break
             t0 = env.now
             released = n - i if self.release is None else int(np.searchsorted(self.release, t0, "right")) - i
-            cap = min(released, MAX_CHUNK if self.partition_locks is None else SHARED_CHUNK)
+            cap = min(released, self.max_chunk if self.partition_locks is None else min(self.max_chunk, SHARED_CHUNK))
             if self.chunk_time_cap < math.inf:
                 cap = max(1, min(cap, int(self.chunk_time_cap / max(self.cost[i], 1e-9))))
             ids = self.ids[i:i + cap]
