@@ -48,16 +48,17 @@ class CompressionRatioEstimator:
 
 
 class ProducerBatch:
-    """One partition's batch. Holds record ids (into the run's record arrays) with their append times."""
+    """One partition's batch. Its records are *segments*, one per chunk that appended to it: either a range of
+    record ids appended at even spacing, (first_id, count, first_append, spacing) — the common case — or arrays,
+    (ids, appends), when a chunk spread its records over several partitions."""
 
-    __slots__ = ("partition", "created", "ids", "appends", "bytes", "records", "last_append", "full_at",
+    __slots__ = ("partition", "created", "segments", "bytes", "records", "last_append", "full_at",
                  "allocated", "drained", "size_on_wire", "compression_ratio", "offset")
 
     def __init__(self, partition: int, allocated: int):
         self.partition = partition
         self.created = np.inf          # the first append's time
-        self.ids: list[np.ndarray] = []
-        self.appends: list[np.ndarray] = []
+        self.segments: list[tuple] = []
         self.bytes = 0                 # uncompressed record bytes
         self.records = 0
         self.last_append = -np.inf
@@ -68,13 +69,21 @@ class ProducerBatch:
         self.compression_ratio = 1.0
         self.offset = 0                # end offset in the leader's log, in batches (replication.py)
 
+    def add_range(self, first_id: int, count: int, first_append: float, spacing: float, nbytes: int) -> None:
+        self.segments.append((first_id, count, first_append, spacing))
+        self._grew(count, nbytes, first_append, first_append + (count - 1) * spacing)
+
     def add(self, ids: np.ndarray, appends: np.ndarray, nbytes: int) -> None:
-        self.ids.append(ids)
-        self.appends.append(appends)
+        self.segments.append((ids, appends))
+        self._grew(len(ids), nbytes, float(appends[0]), float(appends[-1]))
+
+    def _grew(self, count: int, nbytes: int, first: float, last: float) -> None:
         self.bytes += nbytes
-        self.records += len(ids)
-        self.created = min(self.created, float(appends[0]))
-        self.last_append = max(self.last_append, float(appends[-1]))
+        self.records += count
+        if first < self.created:
+            self.created = first
+        if last > self.last_append:
+            self.last_append = last
 
     def estimated_bytes(self, ratio: float) -> float:
         """MemoryRecordsBuilder.estimatedBytesWritten(): header + uncompressed × estimated ratio × 1.05."""
@@ -82,27 +91,49 @@ class ProducerBatch:
             return BATCH_HEADER_BYTES + self.bytes
         return BATCH_HEADER_BYTES + self.bytes * ratio * ESTIMATION_FACTOR
 
-    def visible(self, now: float) -> bool:
-        return self.created <= now
-
-    def is_full(self, now: float) -> bool:
-        return self.full_at <= now
-
-    def split_after(self, now: float, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Keep the records appended by `now`; return the ids and append times of the rest."""
+    def split_after(self, now: float, sizes: np.ndarray) -> list[tuple] | None:
+        """Keep the records appended by `now`; return the segments of the rest."""
         if self.last_append <= now:
             return None
-        ids, appends = np.concatenate(self.ids), np.concatenate(self.appends)
-        keep = appends <= now
-        self.ids, self.appends = [ids[keep]], [appends[keep]]
-        self.records = int(keep.sum())
-        self.bytes = int(sizes[self.ids[0]].sum())
-        self.last_append = float(self.appends[0][-1]) if self.records else -np.inf
-        self.full_at = np.inf if self.full_at > now else self.full_at
-        return ids[~keep], appends[~keep]
+        keep, rest = [], []
+        for seg in self.segments:
+            if len(seg) == 4:
+                first_id, count, first, spacing = seg
+                if spacing <= 0:
+                    n = count if first <= now else 0
+                else:
+                    n = min(count, max(0, int((now - first) // spacing) + 1))
+                if n:
+                    keep.append((first_id, n, first, spacing))
+                if n < count:
+                    rest.append((first_id + n, count - n, first + n * spacing, spacing))
+            else:
+                ids, appends = seg
+                mask = appends <= now
+                if mask.any():
+                    keep.append((ids[mask], appends[mask]))
+                if not mask.all():
+                    rest.append((ids[~mask], appends[~mask]))
+        self.segments = []
+        self.bytes = self.records = 0
+        self.created, self.last_append = np.inf, -np.inf
+        for seg in keep:
+            self.restore(seg, sizes)
+        if self.full_at > now:
+            self.full_at = np.inf
+        return rest
+
+    def restore(self, seg: tuple, sizes: np.ndarray) -> None:
+        """Add a segment taken from another batch."""
+        if len(seg) == 4:
+            first_id, count, first, spacing = seg
+            self.add_range(first_id, count, first, spacing, int(sizes[first_id:first_id + count].sum()))
+        else:
+            self.add(seg[0], seg[1], int(sizes[seg[0]].sum()))
 
     def record_ids(self) -> np.ndarray:
-        return self.ids[0] if len(self.ids) == 1 else np.concatenate(self.ids)
+        parts = [np.arange(s[0], s[0] + s[1]) if len(s) == 4 else s[0] for s in self.segments]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class RecordAccumulator:
@@ -118,6 +149,8 @@ class RecordAccumulator:
         self.true_ratio = compression_ratio      # what the codec really achieves on this payload
         self.estimator = CompressionRatioEstimator()
         self.sizes = record_sizes                # bytes of each record inside a batch, by record id
+        self.fixed_size = int(record_sizes[0]) if len(record_sizes) and (record_sizes == record_sizes[0]).all() \
+            else None                            # all records the same size: room() is plain arithmetic
         self.muted: set[int] = set()
 
     # --- the worker side
@@ -128,17 +161,21 @@ class RecordAccumulator:
             return dq[-1]
         return None
 
-    def room(self, batch: ProducerBatch, record_sizes: np.ndarray) -> int:
-        """How many of these records fit in the batch (the first record into an empty batch always fits)."""
-        ratio = self.estimator.estimate if self.codec != "none" else 1.0
-        factor = ratio * ESTIMATION_FACTOR if self.codec != "none" else 1.0
+    def room(self, batch: ProducerBatch, n: int, record_sizes: np.ndarray | None) -> int:
+        """How many of n records fit in the batch (the first record into an empty batch always fits).
+        record_sizes None means all records are `fixed_size` bytes."""
+        factor = self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
         # Record k fits if header + (bytes + sizes[:k]) × factor + sizes[k] ≤ batch.size.
-        before = batch.bytes + np.concatenate(([0], np.cumsum(record_sizes[:-1])))
-        fits = BATCH_HEADER_BYTES + before * factor + record_sizes <= self.batch_size
-        n = len(record_sizes) if fits.all() else int(np.argmin(fits))
-        if batch.records == 0 and n == 0:
-            n = 1
-        return n
+        if record_sizes is None:
+            size = self.fixed_size
+            spare = self.batch_size - BATCH_HEADER_BYTES - size - batch.bytes * factor
+            fit = int(spare // (size * factor)) + 1 if spare >= 0 else 0
+        else:
+            before = batch.bytes + np.concatenate(([0], np.cumsum(record_sizes[:n - 1])))
+            fits = BATCH_HEADER_BYTES + before * factor + record_sizes[:n] <= self.batch_size
+            fit = n if fits.all() else int(np.argmin(fits))
+        fit = min(fit, n)
+        return 1 if fit == 0 and batch.records == 0 else fit
 
     def new_batch(self, partition: int, allocated: int) -> ProducerBatch:
         batch = ProducerBatch(partition, allocated)
@@ -151,12 +188,13 @@ class RecordAccumulator:
         of any newer batch, keeping the partition's order); the batch is compressed."""
         full_at = batch.full_at
         tail = batch.split_after(now, self.sizes)
-        if tail is not None:
+        if tail:
             # The worker's next append would allocate a new batch here. If buffer.memory is exhausted we let
             # the pool run over briefly instead of blocking the worker retroactively (a rare, small error).
             self.pool.force_allocate(batch.allocated)
             moved = ProducerBatch(batch.partition, batch.allocated)
-            moved.add(tail[0], tail[1], int(self.sizes[tail[0]].sum()))
+            for seg in tail:
+                moved.restore(seg, self.sizes)
             moved.full_at = full_at           # the rest of a full batch is full too
             self.deques[batch.partition].appendleft(moved)
         batch.drained = now

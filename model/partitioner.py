@@ -1,10 +1,14 @@
 """Partition choice for the records a worker thread sends (kafka-internals.md §2).
 
 A partitioner hands out *runs*: the partitions of the next records, up to the point where its own state would
-change (a sticky switch). The worker calls `on_new_batch` when a batch of the partition it wrote is full, which is
-where the sticky partitioners of 2.4–3.2 switch.
+change (a sticky switch) — one int when they all go to one partition (the common, cheap case), else an array.
+The worker calls `on_new_batch` when a batch of the partition it wrote is full, which is where the sticky
+partitioners of 2.4–3.2 switch.
 """
 from __future__ import annotations
+
+import bisect
+import itertools
 
 import numpy as np
 
@@ -14,8 +18,9 @@ class Partitioner:
         self.partitions = np.asarray(partitions)   # the partitions this thread may write
         self.rng = rng
 
-    def run(self, n: int, sizes: np.ndarray) -> np.ndarray:
-        """Partitions for up to n records (the returned array may be shorter: a switch follows it).
+    def run(self, n: int, sizes) -> tuple[int | np.ndarray, int]:
+        """(partition or per-record partitions, count) for up to n records; count < n where a switch follows.
+        `sizes` is the records' sizes (an array) or one int when all records are the same size.
         Does not change the partitioner's state: commit() does, for the records really sent."""
         raise NotImplementedError
 
@@ -34,7 +39,7 @@ class RoundRobinPartitioner(Partitioner):
         self.counter = int(rng.integers(len(self.partitions)))
 
     def run(self, n, sizes):
-        return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)]
+        return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)], n
 
     def commit(self, k, sizes):
         self.counter += k
@@ -44,7 +49,7 @@ class RandomPartitioner(Partitioner):
     """kafka-python's DefaultPartitioner without a key: a random partition per record."""
 
     def run(self, n, sizes):
-        return self.partitions[self.rng.integers(len(self.partitions), size=n)]
+        return self.partitions[self.rng.integers(len(self.partitions), size=n)], n
 
 
 class KeyedPartitioner(Partitioner):
@@ -55,7 +60,7 @@ class KeyedPartitioner(Partitioner):
         self.key_partition = self.partitions[rng.integers(len(self.partitions), size=min(keys, 1 << 20))]
 
     def run(self, n, sizes):
-        return self.key_partition[self.rng.integers(len(self.key_partition), size=n)]
+        return self.key_partition[self.rng.integers(len(self.key_partition), size=n)], n
 
 
 class StickyPartitioner(Partitioner):
@@ -68,7 +73,7 @@ class StickyPartitioner(Partitioner):
         self.index = int(rng.integers(len(self.partitions)))
 
     def run(self, n, sizes):
-        return np.full(n, self.partitions[self.index])
+        return int(self.partitions[self.index]), n
 
     def on_new_batch(self, partition):
         if partition != self.partitions[self.index] or len(self.partitions) == 1:
@@ -94,18 +99,23 @@ class UniformStickyPartitioner(Partitioner):
     def _next(self) -> int:
         if self.queue_sizes is None or len(self.partitions) == 1:
             return int(self.partitions[self.rng.integers(len(self.partitions))])
-        queues = np.array([self.queue_sizes(int(p)) for p in self.partitions])
-        weights = queues.max() + 1 - queues
-        return int(self.rng.choice(self.partitions, p=weights / weights.sum()))
+        queues = [self.queue_sizes(int(p)) for p in self.partitions]
+        longest = max(queues)
+        cumulative = list(itertools.accumulate(longest + 1 - q for q in queues))
+        pick = bisect.bisect_right(cumulative, self.rng.random() * cumulative[-1])
+        return int(self.partitions[min(pick, len(cumulative) - 1)])
 
     def run(self, n, sizes):
         # Records up to and including the one that takes the stint past batch.size stay on this partition.
-        cum = self.produced + np.cumsum(sizes[:n])
-        k = min(n, int(np.searchsorted(cum, self.batch_size, side="left")) + 1)
-        return np.full(k, self.current)
+        left = self.batch_size - self.produced
+        if isinstance(sizes, (int, np.integer)):
+            k = -(-left // int(sizes))
+        else:
+            k = int(np.searchsorted(np.cumsum(sizes[:n]), left, side="left")) + 1
+        return self.current, max(1, min(n, k))
 
     def commit(self, k, sizes):
-        self.produced += int(sizes.sum())
+        self.produced += int(sizes) * k if isinstance(sizes, (int, np.integer)) else int(sizes[:k].sum())
         if self.produced >= self.batch_size:
             self.current, self.produced = self._next(), 0
 

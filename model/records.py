@@ -24,6 +24,20 @@ class Records:
         self.completed[ids] = times
         self._settle(len(ids))
 
+    def complete_segments(self, segments: list[tuple], first: float, step: float) -> None:
+        """Callbacks for a batch's records (segments as ProducerBatch keeps them) run one after another from
+        `first`, `step` apart."""
+        done = 0
+        for seg in segments:
+            if len(seg) == 4:
+                first_id, count = seg[0], seg[1]
+                self.completed[first_id:first_id + count] = first + step * np.arange(done, done + count)
+            else:
+                count = len(seg[0])
+                self.completed[seg[0]] = first + step * np.arange(done, done + count)
+            done += count
+        self._settle(done)
+
     def fail(self, ids: np.ndarray, time: float) -> None:
         self.completed[ids] = time
         self.failed[ids] = True

@@ -253,9 +253,9 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * s.cluster.brokers * s.producers:.0f}/s reached "
             f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"),
         "worker threads": (
-            f"each send() takes {sum(wk.send_seconds for wk in workers) / max(1, sum(len(wk.ids) for wk in workers)) * 1e6:.2f} us, "
+            f"each send() takes {sum(wk.send_seconds for wk in workers) / max(1, sum(wk.count for wk in workers)) * 1e6:.2f} us, "
             f"so {threads} thread{'s' if threads > 1 else ''} cap at "
-            f"≈ {threads / max(1e-12, sum(wk.send_seconds for wk in workers) / max(1, sum(len(wk.ids) for wk in workers))):.0f} records/s"),
+            f"≈ {threads / max(1e-12, sum(wk.send_seconds for wk in workers) / max(1, sum(wk.count for wk in workers))):.0f} records/s"),
         "lock contention": (
             f"{threads} threads wait {util['lock contention']:.0%} of their time for the partition deque and "
             f"producer locks ({s.topic.partitions} partitions)"),

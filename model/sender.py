@@ -178,14 +178,12 @@ class Sender:
         start = self.env.now
         yield from self._work(self.costs.batch * nbatches + self.costs.record * nrecords)
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
-        done = 0
+        first = start + self.costs.batch * nbatches + self.costs.record
         for request in responses:
             request.completed = start
             for batch in request.batches:
-                ids = batch.record_ids()
-                times = start + self.costs.batch * nbatches + self.costs.record * (done + np.arange(1, len(ids) + 1))
-                self.records.complete(ids, times)
-                done += len(ids)
+                self.records.complete_segments(batch.segments, first, self.costs.record)
+                first += self.costs.record * batch.records
                 self.acc.pool.deallocate(batch.allocated)
                 self.acc.muted.discard(batch.partition)
 

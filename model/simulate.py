@@ -142,15 +142,17 @@ def simulate(s: Scenario) -> Result:
         metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
         workers = []
         per_thread = np.array_split(np.arange(k * records_per_producer, (k + 1) * records_per_producer), s.threads)
+        per_thread = [(int(ids[0]) if len(ids) else 0, len(ids)) for ids in per_thread]
         rate = w.throughput / s.threads if w.throughput > 0 else -1
         # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
         shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, w.keys,
                                               p.adaptive_partitioning, lambda q, acc=acc: len(acc.deques[q]))
-        for t, ids in enumerate(per_thread):
+        for t, (first_id, count) in enumerate(per_thread):
             partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
                                             w.keys, p.adaptive_partitioning, None)
                            if kind == "per-thread" else shared_partitioner)
-            workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", ids, throttle_release_times(len(ids), rate),
+            workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", first_id, count,
+                                        throttle_release_times(count, rate),
                                         records, acc, partitioner, sender, host, gil, costs, partition_locks,
                                         metadata_lock, w.seconds if w.seconds > 0 else np.inf,
                                         s.max_chunk))

@@ -51,14 +51,17 @@ class WorkerCosts:
 
 
 class WorkerThread:
-    def __init__(self, env: simpy.Environment, name: str, ids: np.ndarray, release: np.ndarray | None,
+    """One application thread sending the records with ids first_id … first_id + count − 1, in order."""
+
+    def __init__(self, env: simpy.Environment, name: str, first_id: int, count: int, release: np.ndarray | None,
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: simpy.Resource | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
                  stop_at: float, max_chunk: int):
         self.env = env
         self.name = name
-        self.ids = ids
+        self.first_id = first_id
+        self.count = count
         self.release = release
         self.records = records
         self.acc = accumulator
@@ -70,56 +73,58 @@ class WorkerThread:
         self.partition_locks = partition_locks      # None: a single thread, nothing to contend with
         self.metadata_lock = metadata_lock
         self.stop_at = stop_at
-        self.max_chunk = max_chunk    # model.max_chunk: 1 steps record by record (the fine granularity)
         self.send_seconds = 0.0       # time inside send(): CPU, lock and core waits, buffer waits
         self.sleep_seconds = 0.0      # time asleep in the throttle
         self.lock_wait_seconds = 0.0
-        self.chunk_time_cap = 0.005 if gil is not None else math.inf   # CPython's switch interval
-        sizes = records.value_size[ids]
-        self.cost = costs.record + sizes * (costs.byte + costs.compress_byte)
+        self.max_chunk = max_chunk if partition_locks is None else min(max_chunk, SHARED_CHUNK)
+        values = records.value_size[first_id:first_id + count]
+        self.cost = costs.record + values * (costs.byte + costs.compress_byte)
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
             self.cost = self.cost + costs.lock + costs.metadata_lock
+        if gil is not None:           # CPython switches threads every 5 ms: no chunk holds the GIL longer
+            self.max_chunk = max(1, min(self.max_chunk, int(0.005 / max(float(self.cost.mean()), 1e-9))))
         self.process = env.process(self.run())
 
     def run(self) -> Generator:
-        env, i, n = self.env, 0, len(self.ids)
+        env, i, n, lo = self.env, 0, self.count, self.first_id
+        fixed = self.acc.fixed_size
         while i < n:
             if self.release is not None and self.release[i] > env.now:
                 start = env.now
                 yield env.timeout(self.release[i] - env.now)
                 self.sleep_seconds += env.now - start
             if env.now >= self.stop_at:     # workload.seconds is up: the rest is never sent
-                self.records.skip(self.ids[i:])
+                self.records.skip(np.arange(lo + i, lo + n))
                 break
             t0 = env.now
             released = n - i if self.release is None else int(np.searchsorted(self.release, t0, "right")) - i
-            cap = min(released, self.max_chunk if self.partition_locks is None else min(self.max_chunk, SHARED_CHUNK))
-            if self.chunk_time_cap < math.inf:
-                cap = max(1, min(cap, int(self.chunk_time_cap / max(self.cost[i], 1e-9))))
-            ids = self.ids[i:i + cap]
-            sizes = self.records.size[ids]
-            parts = self.partitioner.run(cap, sizes)
-            if self.acc.open_batch(int(parts[0])) is None:
+            cap = min(released, self.max_chunk)
+            sizes = fixed if fixed is not None else self.records.size[lo + i:lo + i + cap]
+            parts, cap = self.partitioner.run(cap, sizes)
+            first = parts if isinstance(parts, int) else int(parts[0])
+            if self.acc.open_batch(first) is None:
                 try:
-                    yield from self._new_batch(int(parts[0]), int(sizes[0]))
+                    yield from self._new_batch(first, int(self.records.size[lo + i]))
                 except BufferExhausted:
-                    self.records.send_start[ids[0]] = t0
-                    self.records.fail(ids[:1], env.now)
+                    self.records.send_start[lo + i] = t0
+                    self.records.fail(np.array([lo + i]), env.now)
                     self.send_seconds += env.now - t0
                     i += 1
                     continue
-            k, full = self._fit(parts, sizes)
+            k, full = self._fit(parts, cap, None if fixed is not None else sizes)
             if k == 0:                         # the first record finds its batch full: close it, start anew
                 self._close(full)
                 continue
-            self.partitioner.commit(k, sizes[:k])
+            self.partitioner.commit(k, sizes)
+            if not isinstance(parts, int):
+                parts = parts[:k]
             if self.partition_locks is None:
-                yield from self._append_alone(ids[:k], parts[:k], sizes[:k], i)
+                yield from self._append_alone(parts, i, k)
             else:
-                yield from self._append_shared(ids[:k], parts[:k], sizes[:k], i)
+                yield from self._append_shared(parts, i, k)
             if full is not None and full.full_at == np.inf:
                 self._close(full)
-            self.records.send_start[ids[:k]] = t0 + (env.now - t0) / k * np.arange(k)
+            self.records.send_start[lo + i:lo + i + k] = t0 + (env.now - t0) / k * np.arange(k)
             self.send_seconds += env.now - t0
             i += k
 
@@ -132,17 +137,18 @@ class WorkerThread:
         else:
             self.acc.new_batch(partition, allocated)
 
-    def _fit(self, parts: np.ndarray, sizes: np.ndarray) -> tuple[int, ProducerBatch | None]:
-        """How many records of the chunk fit in their partitions' open batches, and the batch the next record
-        would find full (None if the chunk ends at a partition that has no batch yet). With several threads this
-        is a plan: by the time the deque lock is held another thread may have filled the batch."""
-        k, full = len(parts), None
+    def _fit(self, parts, n: int, sizes: np.ndarray | None) -> tuple[int, ProducerBatch | None]:
+        """How many of the n records fit in their partitions' open batches, and the batch the next record would
+        find full (None if the chunk ends at a partition that has no batch yet). With several threads this is a
+        plan: by the time the deque lock is held another thread may have filled the batch."""
+        k, full = n, None
         for p, positions in partition_groups(parts):
             batch = self.acc.open_batch(p)
-            theirs = sizes[positions]
-            room = 0 if batch is None else self.acc.room(batch, theirs)
-            if room < len(theirs):
-                stop = room if isinstance(positions, slice) else int(positions[room])
+            mine = n if positions is None else len(positions)
+            theirs = None if sizes is None else (sizes if positions is None else sizes[positions])
+            room = 0 if batch is None else self.acc.room(batch, mine, theirs)
+            if room < mine:
+                stop = room if positions is None else int(positions[room])
                 if stop < k:
                     k, full = stop, batch
         return k, full
@@ -154,62 +160,87 @@ class WorkerThread:
         self.sender.wakeup_at(batch.full_at)
         self.partitioner.on_new_batch(batch.partition)
 
-    def _append_alone(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, i: int) -> Generator:
-        """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs."""
-        cost = self.cost[i:i + len(ids)]
-        total = float(cost.sum())
+    def _chunk_cost(self, i: int, k: int) -> float:
+        return float(self.cost[i:i + k].sum())
+
+    def _append_alone(self, parts, i: int, k: int) -> Generator:
+        """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
+        spaced (each record's own cost would shift them by less than a record's time)."""
+        total = self._chunk_cost(i, k)
         held = yield from self.host.acquire(self.gil)
-        appends = self.env.now + np.cumsum(cost)
-        for p, sel in partition_groups(parts):
-            batch = self.acc.open_batch(p)
-            if batch is None:
-                # The Sender drained this batch while we waited for a core: Java's append would allocate a new
-                # one here; we do not block retroactively.
-                self.acc.pool.force_allocate(self.acc.batch_size)
-                batch = self.acc.new_batch(p, self.acc.batch_size)
-            self._add(batch, ids[sel], appends[sel], sizes[sel])
+        self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
 
-    def _append_shared(self, ids: np.ndarray, parts: np.ndarray, sizes: np.ndarray, i: int) -> Generator:
+    def _append_shared(self, parts, i: int, k: int) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
-        yield from self.host.run(float(self.cost[i:i + len(ids)].sum()), self.gil)
+        yield from self.host.run(self._chunk_cost(i, k), self.gil)
         start = self.env.now
-        yield from self.metadata_lock.hold_for(len(ids))
-        for p, sel in partition_groups(parts):
-            count = len(ids[sel])
+        yield from self.metadata_lock.hold_for(k)
+        for p, positions in partition_groups(parts):
+            count = k if positions is None else len(positions)
 
-            def append(now, per_record, p=p, sel=sel, count=count):
-                self._append_locked(p, ids[sel], sizes[sel], now + per_record * np.arange(1, count + 1))
+            def append(now, per_record, p=p, positions=positions):
+                self._append(p, i, k, now + per_record, per_record, positions, locked=True)
             yield from self.partition_locks[p].hold_for(count, append)
-        self.lock_wait_seconds += (self.env.now - start) - len(ids) * (self.costs.metadata_lock + self.costs.lock)
+        self.lock_wait_seconds += (self.env.now - start) - k * (self.costs.metadata_lock + self.costs.lock)
 
-    def _append_locked(self, p: int, ids: np.ndarray, sizes: np.ndarray, appends: np.ndarray) -> None:
-        """Under the deque lock: fill the open batch; what does not fit starts the next one. New batches made here
-        take their memory without blocking (Java would release the lock, allocate and retry)."""
-        while len(ids):
-            batch = self.acc.open_batch(p)
-            if batch is None:
-                self.acc.pool.force_allocate(self.acc.batch_size)
-                batch = self.acc.new_batch(p, self.acc.batch_size)
-            room = self.acc.room(batch, sizes)
+    def _append(self, parts, i: int, k: int, first: float, spacing: float, positions=None,
+                locked: bool = False) -> None:
+        """Register records i … i+k−1 (or those at `positions`) in their partitions' open batches, the first
+        landing at `first` and the rest `spacing` apart. Under a deque lock (several threads) the open batch may
+        have changed since the plan: records that do not fit start the next batch, whose memory is taken without
+        blocking (Java would release the lock, allocate and retry)."""
+        lo = self.first_id + i
+        if isinstance(parts, int) and positions is None:
+            self._fill(parts, lo, k, first, spacing, locked)
+            return
+        # Records spread over partitions (a per-record partitioner): arrays of ids and append times.
+        idx = np.arange(k) if positions is None else np.asarray(positions)
+        pars = np.broadcast_to(parts, idx.shape) if isinstance(parts, int) else parts
+        appends = first + spacing * np.arange(len(idx))
+        for p, sel in partition_groups(pars):
+            ids = lo + (idx if sel is None else idx[sel])
+            times = appends if sel is None else appends[sel]
+            batch = self._open_or_new(p)
+            new = batch.records == 0
+            batch.add(ids, times, int(self.records.size[ids].sum()))
+            if new:
+                self.sender.wakeup_at(batch.created)
+
+    def _fill(self, p: int, first_id: int, count: int, first: float, spacing: float, locked: bool) -> None:
+        sizes = self.records.size
+        while count:
+            batch = self._open_or_new(p)
+            room = count
+            if locked:
+                room = self.acc.room(batch, count, None if self.acc.fixed_size is not None
+                                     else sizes[first_id:first_id + count])
             if room:
-                self._add(batch, ids[:room], appends[:room], sizes[:room])
-            if room < len(ids):
-                self._close(batch, at=float(appends[room - 1]) if room else self.env.now)
-            ids, sizes, appends = ids[room:], sizes[room:], appends[room:]
+                new = batch.records == 0
+                batch.add_range(first_id, room, first, spacing, int(sizes[first_id:first_id + room].sum()))
+                if new:
+                    self.sender.wakeup_at(batch.created)
+            if room < count:
+                self._close(batch, at=first + (room - 1) * spacing if room else self.env.now)
+            first_id, count, first = first_id + room, count - room, first + room * spacing
 
-    def _add(self, batch: ProducerBatch, ids: np.ndarray, appends: np.ndarray, sizes: np.ndarray) -> None:
-        new = batch.records == 0
-        batch.add(ids, appends, int(sizes.sum()))
-        if new:
-            self.sender.wakeup_at(batch.created)
+    def _open_or_new(self, p: int) -> ProducerBatch:
+        batch = self.acc.open_batch(p)
+        if batch is None:
+            # The Sender drained (or another thread filled) this partition's batch while we waited for a core
+            # or a lock: Java's append would allocate a new one here; we do not block retroactively.
+            self.acc.pool.force_allocate(self.acc.batch_size)
+            batch = self.acc.new_batch(p, self.acc.batch_size)
+        return batch
 
 
-def partition_groups(parts: np.ndarray) -> list[tuple[int, slice | np.ndarray]]:
-    """The chunk's records grouped by partition: (partition, positions) — one slice in the common sticky case."""
+def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
+    """The chunk's records grouped by partition: (partition, positions), positions None for all of them."""
+    if isinstance(parts, int):
+        return [(parts, None)]
     if (parts == parts[0]).all():
-        return [(int(parts[0]), slice(None))]
+        return [(int(parts[0]), None)]
     return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]
