@@ -1,0 +1,124 @@
+"""Shared helpers for the model's tests.
+
+`scenario(...)` builds a frozen Scenario from flat Kafka-named keys on top of a small base (few records, so every
+test is fast); `run(...)` simulates one; `capture(...)` simulates and also hands back the model's internal objects
+(the Sender's batches and requests, the accumulators, the cluster), so event-level tests can look inside without
+re-wiring the components.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kafkasim.model import simulate as simulate_module
+from kafkasim.model.scenario import from_flat, load_scenario
+from kafkasim.model.simulate import simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SEED_DATA = Path("/work/shared/reference/seed-data")
+
+# Small by default: a test that needs more records says so.
+BASE: dict[str, Any] = {"workload.records": 2000, "seed": 1}
+
+
+def scenario(flat: dict[str, Any] | None = None, **overrides: Any):
+    """A Scenario from flat keys: scenario({"producer.batch.size": 65536}) or scenario(**{"topic.partitions": 3}).
+    Keys not given take BASE, then the model's own defaults."""
+    return from_flat({**BASE, **(flat or {}), **overrides}, source="test")
+
+
+def run(flat: dict[str, Any] | None = None, **overrides: Any):
+    return simulate(scenario(flat, **overrides))
+
+
+def example(path: str, **overrides: Any):
+    """An example scenario file with flat overrides (e.g. fewer records)."""
+    s = load_scenario(EXAMPLES / path)
+    return s.replace(**overrides) if overrides else s
+
+
+@dataclass
+class Run:
+    """A result together with the model objects it was built from."""
+    result: Any
+    env: Any
+    records: Any            # kafkasim.model.records.Records: per-record send_start / completed / failed
+    producers: list         # [(RecordAccumulator, Sender, [WorkerThread], Host)]
+    cluster: Any            # kafkasim.model.simulate.Cluster
+
+    @property
+    def senders(self):
+        return [snd for _, snd, _, _ in self.producers]
+
+    @property
+    def batches(self):
+        return [b for snd in self.senders for b in snd.batches]
+
+    @property
+    def requests(self):
+        return [r for snd in self.senders for r in snd.requests]
+
+
+def capture(s) -> Run:
+    """simulate(s), keeping the objects build_result saw."""
+    seen = {}
+    original = simulate_module.build_result
+
+    def spy(s_, env, records, producers, cluster, shared, runtime):
+        seen.update(env=env, records=records, producers=producers, cluster=cluster)
+        return original(s_, env, records, producers, cluster, shared, runtime)
+
+    simulate_module.build_result = spy
+    try:
+        result = simulate(s)
+    finally:
+        simulate_module.build_result = original
+    return Run(result, seen["env"], seen["records"], seen["producers"], seen["cluster"])
+
+
+def max_in_flight_per_connection(requests) -> dict[int, int]:
+    """The most requests outstanding at once on each connection, from request creation to its handling by the
+    Sender (the window InFlightRequests enforces). A response handled at the same instant a new request is created
+    frees its slot first, as Sender.runOnce handles responses before it drains."""
+    out: dict[int, int] = {}
+    by_conn: dict[int, list] = {}
+    for r in requests:
+        by_conn.setdefault(r.connection.index, []).append(r)
+    for index, rs in by_conn.items():
+        events = []
+        for r in rs:
+            events.append((r.created, 1))
+            end = r.completed if not math.isnan(r.completed) else math.inf
+            events.append((end, -1))
+        events.sort(key=lambda e: (e[0], e[1]))      # at equal times, completions (-1) first
+        level = peak = 0
+        for _, d in events:
+            level += d
+            peak = max(peak, level)
+        out[index] = peak
+    return out
+
+
+def relative(a: float, b: float) -> float:
+    """|a − b| relative to b."""
+    return abs(a - b) / abs(b)
+
+
+@pytest.fixture
+def tmp_scenario(tmp_path):
+    """Write a scenario file and return its path: tmp_scenario("producer: {acks: 1}\\n")."""
+    def write(text: str, name: str = "s.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+    return write
+
+
+__all__ = ["scenario", "run", "capture", "example", "Run", "max_in_flight_per_connection", "relative", "np",
+           "BASE", "ROOT", "EXAMPLES", "SEED_DATA"]
