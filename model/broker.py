@@ -63,21 +63,26 @@ class Broker:
         env, costs = self.env, self.costs
         processor = self.processors[conn.index % len(self.processors)]
         while True:
-            request = conn.next_request()
-            if isinstance(request, simpy.Event):
-                yield request
-                request = conn.next_request()
-            t = {"start": env.now}
+            request = yield from conn.next_request()
+            t = {"start": env.now, "end": env.now}
             read = costs.network_request / 2 + costs.network_byte * request.size
             append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
                                          for b in request.batches)
             if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
                 shape = 1.0 / costs.service_cv ** 2
                 append = float(self.rng.gamma(shape, append / shape))
+            respond = acks != "0"
             if processor is None and self.io_threads is None and self.log_locks is None:
-                # Nothing to wait for: read and append as one piece of work.
-                yield from self.host.run(read + append)
-                t["queued"] = t["dequeued"] = env.now - append
+                # Nothing to wait for: read, append and (unless followers must confirm first) the response
+                # are one piece of work.
+                merged = costs.network_request / 2 if respond and acks != "all" else 0.0
+                yield from self.host.run(read + append + merged)
+                t["queued"] = t["dequeued"] = env.now - append - merged
+                if merged:
+                    self.network_busy += merged
+                    t["local_done"] = t["remote_done"] = env.now - merged
+                    respond = False
+                    self._respond_now(conn, request, t)
             else:
                 held = yield from using(processor)
                 yield from self.host.run(read)
@@ -96,21 +101,24 @@ class Broker:
             if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
                 yield env.timeout(backlog)
             self.bytes_in += sum(b.size_on_wire for b in request.batches)
-            t["local_done"] = env.now
+            t.setdefault("local_done", env.now)
             if acks == "all":
                 yield from self.replication.wait(self, request)
-            t["remote_done"] = env.now
-            if acks != "0":
+            t.setdefault("remote_done", env.now)
+            if respond:
                 held = yield from using(processor)
                 yield from self.host.run(costs.network_request / 2)
                 done(processor, held)
                 self.network_busy += costs.network_request / 2
-                t["response_queued_done"] = env.now
-                sent = conn.respond(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches))
-                if sent > env.now:   # the connection stays muted until the response has left the broker
-                    yield env.timeout(sent - env.now)
-            t["end"] = env.now
+                self._respond_now(conn, request, t)
+            t["end"] = max(t["end"], env.now)
+            if t["end"] > env.now:   # the connection stays muted until the response has left the broker
+                yield env.timeout(t["end"] - env.now)
             request.timing = _timing_breakdown(t)
+
+    def _respond_now(self, conn: Connection, request: ProduceRequest, t: dict) -> None:
+        t["response_queued_done"] = self.env.now
+        t["end"] = conn.respond(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches))
 
     def _append(self, request: ProduceRequest, cost: float) -> Generator:
         """KafkaApis.handleProduceRequest on an I/O thread, each batch under its partition's log lock."""

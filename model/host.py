@@ -59,6 +59,13 @@ class Host:
         self.release(held, seconds)
 
 
+def trigger_at(env: simpy.Environment, event: simpy.Event, when: float) -> None:
+    """Succeed `event` at time `when` with one scheduled event (what simpy.Timeout does for its own event)."""
+    event._ok = True
+    event._value = None
+    env.schedule(event, delay=max(0.0, when - env.now))
+
+
 def maybe_resource(env: simpy.Environment, capacity: int, users: int) -> simpy.Resource | None:
     """A Resource only where users can outnumber its capacity; None means "never waits"."""
     return simpy.Resource(env, capacity=capacity) if users > capacity else None

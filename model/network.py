@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Generator
 
 import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import ProducerBatch
-from kafkasim.model.host import Pipe, transfer
+from kafkasim.model.host import Pipe, transfer, trigger_at
 
 REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
 PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
@@ -48,7 +49,7 @@ class Connection:
         self.send_buffer = send_buffer
         self.sender = sender
         self.in_flight: list[ProduceRequest] = []
-        self.arrived: deque[ProduceRequest] = deque()   # at the broker, not yet read (the connection is muted)
+        self.arrived: deque[ProduceRequest] = deque()   # on their way or at the broker, not yet read
         self.broker_waiting: simpy.Event | None = None
         self.window_full_seconds = 0.0         # time spent with max.in.flight requests outstanding
         self._full_since = np.nan
@@ -74,23 +75,23 @@ class Connection:
         self.in_flight.append(request)
         if len(self.in_flight) == self.max_in_flight:
             self._full_since = now
-        self.env.timeout(request.arrived - now).callbacks.append(lambda _: self._arrive(request))
+        self.arrived.append(request)
+        if self.broker_waiting is not None:
+            trigger_at(self.env, self.broker_waiting, request.arrived)
+            self.broker_waiting = None
         if acks == "0":
             # acks=0: the request is done once written; the Sender completes its batches then.
             self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
 
-    def _arrive(self, request: ProduceRequest) -> None:
-        self.arrived.append(request)
-        if self.broker_waiting is not None:
-            self.broker_waiting.succeed()
-            self.broker_waiting = None
-
-    def next_request(self):
-        """For the broker: the next request once it has arrived (an event to yield, or the request itself)."""
-        if self.arrived:
-            return self.arrived.popleft()
-        self.broker_waiting = self.env.event()
-        return self.broker_waiting
+    def next_request(self) -> Generator:
+        """For the broker: wait for the next request to arrive (requests arrive in the order they were sent)."""
+        if not self.arrived:
+            self.broker_waiting = self.env.event()
+            yield self.broker_waiting
+        request = self.arrived[0]
+        if request.arrived > self.env.now:
+            yield self.env.timeout(request.arrived - self.env.now)
+        return self.arrived.popleft()
 
     def respond(self, request: ProduceRequest, size: int) -> float:
         """The broker sends the response; returns when it reaches the client."""

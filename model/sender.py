@@ -53,6 +53,7 @@ class Sender:
         self.busy_seconds = 0.0
         self.wake = env.event()
         self.waiting_until = -np.inf                   # > now while the Sender sleeps
+        self.alarm_at = np.inf                         # the earliest pending alarm
         self.process = env.process(self.run())
 
     # --- waking up
@@ -65,7 +66,20 @@ class Sender:
         if when <= self.env.now:
             self.wakeup()
         elif when < self.waiting_until:
-            self.env.timeout(max(0.0, when - self.env.now)).callbacks.append(lambda _: self.wakeup())
+            self._alarm(when)
+
+    def _alarm(self, when: float) -> None:
+        """Wake the Sender at `when`. One alarm serves every deadline at or after it (the Sender looks again
+        anyway), so most sleeps cost two events: the alarm and the wake."""
+        if when >= self.alarm_at:
+            return
+        self.alarm_at = when
+
+        def ring(_):
+            if self.alarm_at == when:
+                self.alarm_at = np.inf
+            self.wakeup()
+        self.env.timeout(when - self.env.now).callbacks.append(ring)
 
     def on_response(self, request: ProduceRequest) -> None:
         self.responses.append(request)
@@ -92,9 +106,9 @@ class Sender:
                 nbytes = sum(batch.bytes for _, bs in drained for batch in bs)
                 cost = (self.costs.request * len(drained) + self.costs.batch * nbatches
                         + self.costs.compress_byte * nbytes)
+                yield from self._work(cost)       # build the requests, then write them
                 for conn, batches in drained:
                     self._send(conn, batches, now)
-                yield from self._work(cost)
                 continue
             if ready:      # a ready node whose connection is still writing: look again when it is done
                 for conn in self.connections.values():
@@ -105,9 +119,8 @@ class Sender:
             self.waiting_until = deadline
             self.wake = env.event()
             if deadline < np.inf:
-                yield self.wake | env.timeout(max(0.0, deadline - now))
-            else:
-                yield self.wake
+                self._alarm(max(deadline, now))
+            yield self.wake
             self.waiting_until = -np.inf
 
     def _work(self, seconds: float) -> Generator:
