@@ -85,8 +85,9 @@ class StickyPartitioner(Partitioner):
 
 
 class UniformStickyPartitioner(Partitioner):
-    """≥ 3.3 (KIP-794, BuiltInPartitioner): switch after batch.size bytes were produced to the partition, to a
-    partition drawn at random — weighted by (longest queue + 1 − queue length) when adaptive partitioning is on.
+    """≥ 3.3 (KIP-794, BuiltInPartitioner): switch once batch.size bytes were produced to the partition and its
+    batches are all full, or at 2 × batch.size regardless, to a partition drawn at random — weighted by
+    (longest queue + 1 − queue length) when adaptive partitioning is on.
     partitioner.availability.timeout.ms is left out: the model has no unavailable leaders."""
 
     def __init__(self, partitions, rng, batch_size: int, queue_sizes=None):
@@ -106,8 +107,8 @@ class UniformStickyPartitioner(Partitioner):
         return int(self.partitions[min(pick, len(cumulative) - 1)])
 
     def run(self, n, sizes):
-        # Records up to and including the one that takes the stint past batch.size stay on this partition.
-        left = self.batch_size - self.produced
+        # Records up to and including the one that takes the stint past 2 × batch.size stay on this partition.
+        left = 2 * self.batch_size - self.produced
         if isinstance(sizes, (int, np.integer)):
             k = -(-left // int(sizes))
         else:
@@ -116,8 +117,15 @@ class UniformStickyPartitioner(Partitioner):
 
     def commit(self, k, sizes):
         self.produced += int(sizes) * k if isinstance(sizes, (int, np.integer)) else int(sizes[:k].sum())
-        if self.produced >= self.batch_size:
-            self.current, self.produced = self._next(), 0
+        if self.produced >= 2 * self.batch_size:
+            self._switch()
+
+    def on_new_batch(self, partition):
+        if partition == self.current and self.produced >= self.batch_size:   # its batches are all full now
+            self._switch()
+
+    def _switch(self) -> None:
+        self.current, self.produced = self._next(), 0
 
 
 def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator, batch_size: int, keys: int,

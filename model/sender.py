@@ -89,9 +89,10 @@ class Sender:
     def run(self) -> Generator:
         env = self.env
         while True:
+            busy = 0.0                    # CPU this pass owes: completing responses, building requests
             if self.responses:
                 responses, self.responses = self.responses, []
-                yield from self._complete(responses)
+                busy = self._complete(responses)
             now = env.now
             ready, deadline = self._ready(now)
             drained = []
@@ -104,9 +105,9 @@ class Sender:
             if drained:
                 nbatches = sum(len(b) for _, b in drained)
                 nbytes = sum(batch.bytes for _, bs in drained for batch in bs)
-                cost = (self.costs.request * len(drained) + self.costs.batch * nbatches
-                        + self.costs.compress_byte * nbytes)
-                yield from self._work(cost)       # build the requests, then write them
+                busy += (self.costs.request * len(drained) + self.costs.batch * nbatches
+                         + self.costs.compress_byte * nbytes)
+                yield from self._work(busy)       # handle responses and build the requests, then write them
                 for conn, batches in drained:
                     self._send(conn, batches, now)
                 continue
@@ -114,6 +115,8 @@ class Sender:
                 for conn in self.connections.values():
                     if conn.writable_at() > now:
                         deadline = min(deadline, conn.writable_at())
+            if busy:
+                yield from self._work(busy)
             if self.responses:
                 continue
             self.waiting_until = deadline
@@ -182,14 +185,14 @@ class Sender:
         self.requests.append(request)
         conn.send(request, self.acks)
 
-    def _complete(self, responses: list[ProduceRequest]) -> Generator:
-        """Handle responses: the Sender's CPU for each batch and callback, then callbacks complete records in turn."""
+    def _complete(self, responses: list[ProduceRequest]) -> float:
+        """Handle responses: the Sender's CPU for each batch and callback (returned, for the caller to spend);
+        the callbacks complete the records one after another from now."""
         for request in responses:
             request.connection.remove(request)
         nbatches = sum(len(r.batches) for r in responses)
         nrecords = sum(r.records for r in responses)
         start = self.env.now
-        yield from self._work(self.costs.batch * nbatches + self.costs.record * nrecords)
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
         first = start + self.costs.batch * nbatches + self.costs.record
         for request in responses:
@@ -197,8 +200,10 @@ class Sender:
             for batch in request.batches:
                 self.records.complete_segments(batch.segments, first, self.costs.record)
                 first += self.costs.record * batch.records
+                # Memory and muted partitions are released as the responses are handled (a few us early).
                 self.acc.pool.deallocate(batch.allocated)
                 self.acc.muted.discard(batch.partition)
+        return self.costs.batch * nbatches + self.costs.record * nrecords
 
     def _expire(self, partition: int, now: float) -> None:
         """Batches older than delivery.timeout.ms fail with TimeoutException (their records count as errors)."""

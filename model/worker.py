@@ -208,7 +208,7 @@ class WorkerThread:
             new = batch.records == 0
             batch.add(ids, times, int(self.records.size[ids].sum()))
             if new:
-                self.sender.wakeup_at(batch.created)
+                self.sender.wakeup_at(batch.created + self.acc.linger)   # when linger.ms makes it sendable
 
     def _fill(self, p: int, first_id: int, count: int, first: float, spacing: float, locked: bool) -> None:
         sizes = self.records.size
@@ -222,7 +222,7 @@ class WorkerThread:
                 new = batch.records == 0
                 batch.add_range(first_id, room, first, spacing, int(sizes[first_id:first_id + room].sum()))
                 if new:
-                    self.sender.wakeup_at(batch.created)
+                    self.sender.wakeup_at(batch.created + self.acc.linger)   # when linger.ms makes it sendable
             if room < count:
                 self._close(batch, at=first + (room - 1) * spacing if room else self.env.now)
             first_id, count, first = first_id + room, count - room, first + room * spacing
