@@ -71,7 +71,7 @@ class Sender:
     def _alarm(self, when: float) -> None:
         """Wake the Sender at `when`. One alarm serves every deadline at or after it (the Sender looks again
         anyway), so most sleeps cost two events: the alarm and the wake."""
-        if when >= self.alarm_at:
+        if when >= self.alarm_at and self.alarm_at >= self.env.now:
             return
         self.alarm_at = when
 
@@ -122,7 +122,7 @@ class Sender:
             self.waiting_until = deadline
             self.wake = env.event()
             if deadline < np.inf:
-                self._alarm(max(deadline, now))
+                self._alarm(max(deadline, env.now))
             yield self.wake
             self.waiting_until = -np.inf
 
