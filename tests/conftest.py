@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from kafkasim.model import simulate as simulate_module
-from kafkasim.model.scenario import from_flat, load_scenario
+from kafkasim.model.scenario import Scenario, from_flat, load_scenario
 from kafkasim.model.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +33,10 @@ def scenario(flat: dict[str, Any] | None = None, **overrides: Any):
     return from_flat({**BASE, **(flat or {}), **overrides}, source="test")
 
 
-def run(flat: dict[str, Any] | None = None, **overrides: Any):
+def run(flat=None, **overrides: Any):
+    """simulate() a scenario given as flat keys (on top of BASE) or as a Scenario (with flat overrides)."""
+    if isinstance(flat, Scenario):
+        return simulate(flat.replace(**overrides) if overrides else flat)
     return simulate(scenario(flat, **overrides))
 
 
@@ -65,8 +68,12 @@ class Run:
         return [r for snd in self.senders for r in snd.requests]
 
 
-def capture(s) -> Run:
-    """simulate(s), keeping the objects build_result saw."""
+def capture(s, **overrides: Any) -> Run:
+    """simulate(s), keeping the objects build_result saw (s: a Scenario or flat keys on top of BASE)."""
+    if not isinstance(s, Scenario):
+        s = scenario(s, **overrides)
+    elif overrides:
+        s = s.replace(**overrides)
     seen = {}
     original = simulate_module.build_result
 
