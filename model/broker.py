@@ -8,6 +8,7 @@ one request at a time: client pipelining only hides the network round trip.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Generator
 
@@ -35,16 +36,17 @@ class BrokerCosts:
 class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
                  network_threads: int, io_threads: int, connections: int, disk: Pipe, replication,
-                 rng: np.random.Generator | None = None):
+                 rng: np.random.Generator | None = None, background: tuple[float, float] | None = None):
         self.env = env
         self.id = broker_id
         self.host = host
         self.costs = costs
         host.add_threads(min(network_threads, connections) + min(io_threads, connections))
         # Resources only where connections can outnumber threads: otherwise nothing ever waits for them.
+        # Background load (below) counts as io_threads extra users.
         per_processor = -(-connections // network_threads)
         self.processors = [maybe_resource(env, 1, per_processor) for _ in range(network_threads)]
-        self.io_threads = maybe_resource(env, io_threads, connections)
+        self.io_threads = maybe_resource(env, io_threads, connections + (io_threads if background else 0))
         # Appends to one partition are serial (the log lock); only several producers can append at once.
         self.log_locks: dict[int, simpy.Resource] | None = {} if connections > 1 else None
         self.disk = disk
@@ -55,6 +57,9 @@ class Broker:
         self.io_thread_count = io_threads
         self.bytes_in = 0
         self.rng = rng or np.random.default_rng(0)
+        self.background_busy = 0.0
+        if background:
+            self._start_background(*background)
 
     def serve(self, conn: Connection, acks: str) -> None:
         self.env.process(self._connection(conn, acks))
@@ -133,10 +138,35 @@ class Broker:
                 yield from self.host.run(self.costs.batch + (self.costs.byte + self.costs.recompress_byte)
                                          * batch.size_on_wire)
 
+    def _start_background(self, io_seconds: float, cpu_seconds: float) -> None:
+        """Load that is not ours: `io_seconds` of I/O-thread work per second (other producers' requests to the
+        background partitions) and `cpu_seconds` of housekeeping per second (per-partition work: fetch sessions,
+        log checks, metrics). Spread evenly in 10 ms ticks over as many I/O threads as it needs."""
+        tick = 0.01
+        threads = max(1, math.ceil(io_seconds))
+
+        def io_load() -> Generator:
+            while True:
+                held = yield from using(self.io_threads)
+                yield from self.host.run(io_seconds / threads * tick)
+                done(self.io_threads, held)
+                self.background_busy += io_seconds / threads * tick
+                yield self.env.timeout(tick * (1 - io_seconds / threads))
+
+        def housekeeping() -> Generator:
+            while True:
+                yield from self.host.run(cpu_seconds * tick)
+                yield self.env.timeout(tick * max(0.0, 1 - cpu_seconds))
+        for _ in range(threads):
+            self.env.process(io_load())
+        if cpu_seconds > 0:
+            self.host.add_threads(1)
+            self.env.process(housekeeping())
+
     def utilisation(self, elapsed: float) -> dict[str, float]:
         return {
             "network-threads": self.network_busy / (elapsed * self.network_threads),
-            "io-threads": self.io_busy / (elapsed * self.io_thread_count),
+            "io-threads": (self.io_busy + self.background_busy) / (elapsed * self.io_thread_count),
             "disk": self.disk.busy_seconds / elapsed,
         }
 

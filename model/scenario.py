@@ -94,6 +94,8 @@ FIELDS: dict[str, Field] = {
     "topic.min.insync.replicas": Field(int, 1, "Replicas that must be in sync for acks=all.", 1, 100),
     # --- cluster
     "cluster.brokers": Field(int, 1, "Brokers in the cluster.", 1, 1000),
+    "cluster.background_bytes": Field(int, 1024, "Bytes per second each background partition receives, in one "
+                                      "produce request a second.", 0, 10**9),
     "cluster.background_partitions": Field(int, 0, "Other partitions per broker, each with a light load, that "
                                            "cost the broker per-partition overhead.", 0, 10**6),
     "cluster.broker.num.network.threads": Field(int, 3, "Broker network processor threads.", 1, 256),
@@ -194,6 +196,7 @@ class Broker:
 class Cluster:
     brokers: int
     background_partitions: int
+    background_bytes: int
     broker: Broker
 
 
@@ -399,7 +402,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         workload=section(Workload, "workload"),
         topic=section(Topic, "topic", {"min_insync_replicas": "min.insync.replicas",
                                        "replication_factor": "replication.factor"}),
-        cluster=Cluster(v["cluster.brokers"], v["cluster.background_partitions"],
+        cluster=Cluster(v["cluster.brokers"], v["cluster.background_partitions"], v["cluster.background_bytes"],
                         section(Broker, "cluster.broker")),
         network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"]),
         hardware=hardware,

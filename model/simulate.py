@@ -70,10 +70,15 @@ class Cluster:
             service_cv=hw["broker.service_cv"],
         )
         self.replication = Replication(env, s, self)
+        # Partitions per broker beyond ours: each takes housekeeping CPU, and the background ones their own load.
+        hosted = [sum(b in replicas for replicas in self.assignment) for b in range(n)]
+        bg = s.cluster.background_partitions
+        bg_io = bg * (costs.request + costs.batch + costs.byte * s.cluster.background_bytes)
         self.brokers = [
             Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
                    s.cluster.broker.num_io_threads, s.producers, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
-                   self.replication, np.random.default_rng(rng.integers(2**63)))
+                   self.replication, np.random.default_rng(rng.integers(2**63)),
+                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us")) if bg or hw["broker.partition_us"] else None)
             for b in range(n)
         ]
         self.replication.start()   # adds the fetcher threads to the broker hosts
