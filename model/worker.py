@@ -194,8 +194,14 @@ class WorkerThread:
         have changed since the plan: records that do not fit start the next batch, whose memory is taken without
         blocking (Java would release the lock, allocate and retry)."""
         lo = self.first_id + i
-        if isinstance(parts, int) and positions is None:
-            self._fill(parts, lo, k, first, spacing, locked)
+        sizes = self.records.size
+        fixed = self.acc.fixed_size is not None
+        if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
+            self._fill(parts, k, locked,
+                       lambda a, b: None if fixed else sizes[lo + a:lo + b],
+                       lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
+                                                           int(sizes[lo + a:lo + b].sum())),
+                       lambda j: first + j * spacing)
             return
         # Records spread over partitions (a per-record partitioner): arrays of ids and append times.
         idx = np.arange(k) if positions is None else np.asarray(positions)
@@ -204,28 +210,30 @@ class WorkerThread:
         for p, sel in partition_groups(pars):
             ids = lo + (idx if sel is None else idx[sel])
             times = appends if sel is None else appends[sel]
-            batch = self._open_or_new(p)
-            new = batch.records == 0
-            batch.add(ids, times, int(self.records.size[ids].sum()))
-            if new:
-                self.sender.wakeup_at(batch.created + self.acc.linger)   # when linger.ms makes it sendable
+            self._fill(p, len(ids), locked,
+                       lambda a, b, ids=ids: None if fixed else sizes[ids[a:b]],
+                       lambda batch, a, b, ids=ids, times=times: batch.add(ids[a:b], times[a:b],
+                                                                           int(sizes[ids[a:b]].sum())),
+                       lambda j, times=times: float(times[j]))
 
-    def _fill(self, p: int, first_id: int, count: int, first: float, spacing: float, locked: bool) -> None:
-        sizes = self.records.size
-        while count:
+    def _fill(self, p: int, count: int, locked: bool, sizes_of, add, append_time) -> None:
+        """Put `count` records into partition p's open batch. Without contention the plan (_fit) guarantees the
+        room; under a deque lock the open batch may have changed since the plan, so records that do not fit
+        close it and start the next one."""
+        done = 0
+        while done < count:
             batch = self._open_or_new(p)
-            room = count
+            room = count - done
             if locked:
-                room = self.acc.room(batch, count, None if self.acc.fixed_size is not None
-                                     else sizes[first_id:first_id + count])
+                room = self.acc.room(batch, room, sizes_of(done, count))
             if room:
                 new = batch.records == 0
-                batch.add_range(first_id, room, first, spacing, int(sizes[first_id:first_id + room].sum()))
+                add(batch, done, done + room)
                 if new:
                     self.sender.wakeup_at(batch.created + self.acc.linger)   # when linger.ms makes it sendable
-            if room < count:
-                self._close(batch, at=first + (room - 1) * spacing if room else self.env.now)
-            first_id, count, first = first_id + room, count - room, first + room * spacing
+            if done + room < count:
+                self._close(batch, at=append_time(done + room - 1) if room else self.env.now)
+            done += room
 
     def _open_or_new(self, p: int) -> ProducerBatch:
         batch = self.acc.open_batch(p)
