@@ -46,7 +46,8 @@ class Broker:
         # Background load (below) counts as io_threads extra users.
         per_processor = -(-connections // network_threads)
         self.processors = [maybe_resource(env, 1, per_processor) for _ in range(network_threads)]
-        self.io_threads = maybe_resource(env, io_threads, connections + (io_threads if background else 0))
+        self.io_threads = maybe_resource(env, io_threads, connections + (io_threads if background and background[0]
+                                                                          else 0))
         # Appends to one partition are serial (the log lock); only several producers can append at once.
         self.log_locks: dict[int, simpy.Resource] | None = {} if connections > 1 else None
         self.disk = disk
@@ -67,8 +68,9 @@ class Broker:
     def _connection(self, conn: Connection, acks: str) -> Generator:
         env, costs = self.env, self.costs
         processor = self.processors[conn.index % len(self.processors)]
+        unmuted = 0.0
         while True:
-            request = yield from conn.next_request()
+            request = yield from conn.next_request(unmuted)
             t = {"start": env.now, "end": env.now}
             read = costs.network_request / 2 + costs.network_byte * request.size
             append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
@@ -117,8 +119,7 @@ class Broker:
                 self.network_busy += costs.network_request / 2
                 self._respond_now(conn, request, t)
             t["end"] = max(t["end"], env.now)
-            if t["end"] > env.now:   # the connection stays muted until the response has left the broker
-                yield env.timeout(t["end"] - env.now)
+            unmuted = t["end"]       # the connection stays muted until the response has left the broker
             request.timing = _timing_breakdown(t)
 
     def _respond_now(self, conn: Connection, request: ProduceRequest, t: dict) -> None:
@@ -157,9 +158,9 @@ class Broker:
             while True:
                 yield from self.host.run(cpu_seconds * tick)
                 yield self.env.timeout(tick * max(0.0, 1 - cpu_seconds))
-        for _ in range(threads):
+        for _ in range(threads if io_seconds > 0 else 0):
             self.env.process(io_load())
-        if cpu_seconds > 0:
+        if cpu_seconds > 0 and 0 < self.host.cores <= self.host.threads:   # only cores that are short matter
             self.host.add_threads(1)
             self.env.process(housekeeping())
 

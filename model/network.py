@@ -78,19 +78,20 @@ class Connection:
         self.arrived.append(request)
         if self.broker_waiting is not None:
             trigger_at(self.env, self.broker_waiting, request.arrived)
-            self.broker_waiting = None
+            self.broker_waiting = None    # (if the broker is still muted then, it waits a little longer)
         if acks == "0":
             # acks=0: the request is done once written; the Sender completes its batches then.
             self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
 
-    def next_request(self) -> Generator:
-        """For the broker: wait for the next request to arrive (requests arrive in the order they were sent)."""
+    def next_request(self, unmuted: float) -> Generator:
+        """For the broker: wait for the next request to arrive (requests arrive in the order they were sent)
+        and for the connection to be unmuted (the previous response sent)."""
         if not self.arrived:
             self.broker_waiting = self.env.event()
             yield self.broker_waiting
-        request = self.arrived[0]
-        if request.arrived > self.env.now:
-            yield self.env.timeout(request.arrived - self.env.now)
+        ready = max(self.arrived[0].arrived, unmuted)
+        if ready > self.env.now:
+            yield self.env.timeout(ready - self.env.now)
         return self.arrived.popleft()
 
     def respond(self, request: ProduceRequest, size: int) -> float:

@@ -173,7 +173,7 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     # Warm-up records — each producer's first sends, whichever thread made them — are left out of every figure,
     # as perf-test's --warmup-records does.
     steady = sent_mask.copy()
-    for k in range(s.producers):
+    for k in range(s.producers if w.warmup_records else 0):
         ids = np.arange(k * w.records, (k + 1) * w.records)
         first = ids[np.argsort(records.send_start[ids], kind="stable")[:w.warmup_records]]
         steady[first] = False

@@ -54,6 +54,7 @@ class Sender:
         self.wake = env.event()
         self.waiting_until = -np.inf                   # > now while the Sender sleeps
         self.alarm_at = np.inf                         # the earliest pending alarm
+        self.free_at = 0.0                             # the Sender thread is busy until then
         self.process = env.process(self.run())
 
     # --- waking up
@@ -116,7 +117,14 @@ class Sender:
                     if conn.writable_at() > now:
                         deadline = min(deadline, conn.writable_at())
             if busy:
-                yield from self._work(busy)
+                if self.host.cpu is None and self.gil is None:
+                    # Nothing else wants this core: owe the work instead of waiting it out; the next pass
+                    # starts when it is done (saves an event per response).
+                    self.busy_seconds += busy
+                    self.host.busy_seconds += busy
+                    self.free_at = env.now + busy
+                else:
+                    yield from self._work(busy)
             if self.responses:
                 continue
             self.waiting_until = deadline
@@ -125,6 +133,8 @@ class Sender:
                 self._alarm(max(deadline, env.now))
             yield self.wake
             self.waiting_until = -np.inf
+            if self.free_at > env.now:
+                yield env.timeout(self.free_at - env.now)
 
     def _work(self, seconds: float) -> Generator:
         if seconds > 0:

@@ -42,10 +42,12 @@ class StubConnection:
             event, self.waiting = self.waiting, None
             event.succeed()
 
-    def next_request(self):
+    def next_request(self, unmuted=0.0):
         if not self.queue:
             self.waiting = self.env.event()
             yield self.waiting
+        if unmuted > self.env.now:       # the broker reads the next request once the last response is sent
+            yield self.env.timeout(unmuted - self.env.now)
         return self.queue.popleft()
 
     def respond(self, request, size):
