@@ -137,13 +137,23 @@ class Replication:
                 taken[p] = upto
                 nbytes += got
                 nbatches += upto - fetched[p]
-            # The leader reads the data (zero-copy) on a network thread; it crosses both NICs.
-            yield from leader_host.run(costs.network_request + costs.network_byte * nbytes)
-            end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now, nbytes + size)
-            yield env.timeout(end - env.now + self.one_way)
-            # The follower appends to its own log and disk (per batch and byte; the per-request cost is the
-            # produce path's).
-            yield from follower_host.run(costs.batch * nbatches + costs.byte * nbytes)
+            # The leader reads the data (zero-copy) on a network thread; it crosses both NICs; the follower
+            # appends it to its own log (per batch and byte; the per-request cost is the produce path's).
+            read = costs.network_request + costs.network_byte * nbytes
+            append = costs.batch * nbatches + costs.byte * nbytes
+            if leader_host.cpu is None and follower_host.cpu is None:
+                # No core to wait for: the whole way back is one delay.
+                leader_host.busy_seconds += read
+                follower_host.busy_seconds += append
+                end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now + read,
+                               nbytes + size)
+                yield env.timeout(end - env.now + self.one_way + append)
+            else:
+                yield from leader_host.run(read)
+                end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now,
+                               nbytes + size)
+                yield env.timeout(end - env.now + self.one_way)
+                yield from follower_host.run(append)
             self.cluster.brokers[follower].disk.reserve(env.now, nbytes)
             fetched.update(taken)
             self.fetches += 1
