@@ -112,6 +112,26 @@ def max_in_flight_per_connection(requests) -> dict[int, int]:
     return out
 
 
+def batch_records(batch) -> tuple[np.ndarray, np.ndarray]:
+    """A ProducerBatch's record ids and append times, in append order, whichever way the batch stores them
+    (segments of id ranges at even spacing or of id/time arrays; or plain lists of arrays)."""
+    if hasattr(batch, "segments"):
+        ids, times = [], []
+        for seg in batch.segments:
+            if len(seg) == 4:
+                first_id, count, first, spacing = seg
+                ids.append(np.arange(first_id, first_id + count))
+                times.append(first + spacing * np.arange(count))
+            else:
+                ids.append(np.asarray(seg[0]))
+                times.append(np.asarray(seg[1], dtype=float))
+    else:
+        ids, times = list(batch.ids), list(batch.appends)
+    if not ids:
+        return np.array([], dtype=np.int64), np.array([])
+    return np.concatenate(ids), np.concatenate(times)
+
+
 def relative(a: float, b: float) -> float:
     """|a − b| relative to b."""
     return abs(a - b) / abs(b)
@@ -127,5 +147,6 @@ def tmp_scenario(tmp_path):
     return write
 
 
-__all__ = ["scenario", "run", "capture", "example", "Run", "max_in_flight_per_connection", "relative", "np",
+__all__ = ["scenario", "run", "capture", "example", "Run", "max_in_flight_per_connection", "batch_records",
+           "relative", "np",
            "BASE", "ROOT", "EXAMPLES", "SEED_DATA"]

@@ -142,10 +142,11 @@ def test_compression_estimator_underfills_the_first_batches():
         assert b.size_on_wire == int(BATCH_HEADER_BYTES + b.bytes * 0.62)
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: WorkerThread._append_alone times the chunk with cost.sum() but "
-                   "stamps appends with np.cumsum(cost); when the two differ by one ulp the last record of a full "
-                   "batch is 'appended' ~1e-19 s after the Sender drains it, so RecordAccumulator.close splits it off "
-                   "into a batch (and request) of its own")
+@pytest.mark.xfail(strict=False, reason="model bug: a worker chunk's append times are computed by a different "
+                   "float expression (first + j·spacing) than the chunk's end (now + total), which the batch's "
+                   "full_at and the Sender's drain use; when they differ by one ulp the last record of a full batch "
+                   "is 'appended' ~4e-19 s after the drain, so RecordAccumulator.close splits it off into a batch "
+                   "and request of its own (gzip run: batches of 14 + 1 records instead of 15)")
 def test_full_batches_are_not_split_by_rounding():
     """Unthrottled, linger.ms 1000: every batch but the last leaves full, so none holds fewer records than the
     first (the estimator only ever lets later batches hold more)."""
