@@ -1,6 +1,5 @@
 """kafkasim measure / cluster: bad input gives one line and status 2 before anything starts; the matrix and the
 run store behave (no broker needed here; tests/test_live_smoke.py runs the real thing)."""
-import json
 from pathlib import Path
 
 import pytest

@@ -9,7 +9,6 @@ import hashlib
 import json
 import statistics
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
