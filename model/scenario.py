@@ -355,10 +355,15 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
         defaults = clients.producer_defaults(library, version)
     except ValueError as exc:
         raise ScenarioError(f"client.version={version!r} is not allowed: {exc}") from None
+    idempotence_set = "producer.enable.idempotence" in values
     for prop, default in defaults.items():
         values.setdefault("producer." + prop, default)
     if values["producer.acks"] == "-1":
         values["producer.acks"] = "all"
+    if not idempotence_set and (values["producer.acks"] != "all"
+                                or values["producer.max.in.flight.requests.per.connection"] > 5):
+        # ProducerConfig: idempotence that is only a default gives way to conflicting settings silently.
+        values["producer.enable.idempotence"] = False
     hardware_raw = {k[len("hardware."):]: v for k, v in values.items() if k.startswith("hardware.")}
     try:
         hardware, hardware_values = resolve_hardware(hardware_raw, library)
