@@ -40,6 +40,17 @@ def run(flat=None, **overrides: Any):
     return simulate(scenario(flat, **overrides))
 
 
+_CACHE: dict = {}
+
+
+def cached(s):
+    """simulate(s), once per session for equal scenarios (direction tests share their reference runs)."""
+    key = tuple(sorted(s.flat().items()))
+    if key not in _CACHE:
+        _CACHE[key] = simulate(s)
+    return _CACHE[key]
+
+
 def example(path: str, **overrides: Any):
     """An example scenario file with flat overrides (e.g. fewer records)."""
     s = load_scenario(EXAMPLES / path)
@@ -147,6 +158,6 @@ def tmp_scenario(tmp_path):
     return write
 
 
-__all__ = ["scenario", "run", "capture", "example", "Run", "max_in_flight_per_connection", "batch_records",
+__all__ = ["scenario", "run", "capture", "cached", "example", "Run", "max_in_flight_per_connection", "batch_records",
            "relative", "np",
            "BASE", "ROOT", "EXAMPLES", "SEED_DATA"]

@@ -1,0 +1,209 @@
+"""Direction tests from published measurements (/work/shared/reference/seed-data) and DESIGN.md's behaviours.
+
+Each test takes a trend a real measurement showed and checks that the model shows it too, on the example scenarios
+and hardware profiles as they are (nothing here is tuned to pass). Where the model does not show a published
+trend the test is marked xfail with what the model gives instead, so the gap stays visible.
+
+Runs are shorter than the published ones (tens of thousands of records, not a million); the trends are there
+within the first fraction of a second of simulated time.
+"""
+import pytest
+
+from conftest import cached, example, scenario
+
+# --- VM 2-core study: latency against batch.size at 50k records/s of 1 KiB (vm-2core-batch-size.yaml) -----------
+
+VM_RECORDS = 15000
+VM_TARGET = 50000
+
+
+def vm(batch_kib: str):
+    files = {"8k": "03-50k-b8192.yaml", "16k": "02-50k-b16384.yaml", "32k": "04-50k-b32768.yaml",
+             "50k": "05-50k-b51200.yaml"}
+    return cached(example(f"vm-2core/{files[batch_kib]}", **{"workload.records": VM_RECORDS}))
+
+
+def latency(result) -> float:
+    return result.perf_test["avg_latency_ms"]
+
+
+def test_vm_examples_are_the_published_shape():
+    """The examples are what the study ran: Java 2.2, acks=1, linger 0, one partition, one broker, 2 shared cores."""
+    s = example("vm-2core/03-50k-b8192.yaml")
+    assert (s.client.version, s.producer.acks, s.producer.linger_ms) == ("2.2", "1", 0.0)
+    assert (s.topic.partitions, s.cluster.brokers, s.hardware["colocated_cores"]) == (1, 1, 2)
+    assert (s.workload.throughput, s.workload.record_size, s.producer.batch_size) == (VM_TARGET, 1024, 8192)
+
+
+def test_vm_8k_batches_are_the_worst():
+    """8 KiB: 37.6k of 50k records/s and 742 ms (published); the larger batches keep up with far less latency."""
+    small = vm("8k")
+    assert small.perf_test["records_per_sec"] < 0.85 * VM_TARGET
+    assert small.verdict["bottleneck"] != "none"
+    for other in ("16k", "32k", "50k"):
+        assert vm(other).perf_test["records_per_sec"] >= 0.97 * VM_TARGET, other
+        assert latency(small) > 10 * latency(vm(other)), other
+
+
+@pytest.mark.xfail(strict=False, reason="model does not show it: with the vm-2core profile 16 KiB batches keep up "
+                   "without a backlog (avg ≈ 1.0 ms, measured 120 ms; 32 KiB ≈ 1.0 ms, measured 31 ms), so latency "
+                   "stops falling at 16 KiB instead of 32 KiB")
+def test_vm_latency_falls_from_16k_to_32k():
+    assert latency(vm("16k")) > 1.5 * latency(vm("32k"))
+
+
+@pytest.mark.xfail(strict=False, reason="model does not show it: 50 KiB batches give lower latency than 32 KiB "
+                   "(≈ 0.8 vs 1.0 ms) where the VM measured 42 vs 31 ms (the right arm of the U)")
+def test_vm_latency_rises_again_at_50k():
+    assert latency(vm("50k")) > 1.1 * latency(vm("32k"))
+
+
+# --- Kontur 2020 (kontur-2020-producer-bottlenecks.yaml) ----------------------------------------------------------
+
+def kontur(experiment: str, records: int, **overrides):
+    return cached(example(f"kontur-2020/{experiment}.yaml", **{"workload.records": records,
+                                                                 "workload.warmup_records": records // 10,
+                                                                 **overrides}))
+
+
+def rate(result) -> float:
+    return result.perf_test["records_per_sec"]
+
+
+def test_kontur_I_small_batches_make_the_sender_the_bottleneck():
+    """I: 16 KiB batches at a 100k target reach 83.5k with 7.2 s of sender latency, sender-bound; II: 32 KiB
+    reaches the target with 5 ms."""
+    i, ii = kontur("I", 40000), kontur("II", 40000)
+    assert i.verdict["bottleneck"] == "sender in-flight window"
+    assert "in flight" in i.verdict["evidence"] and "3 brokers" in i.verdict["evidence"]
+    assert rate(i) < 0.9 * 100000
+    assert rate(ii) > 0.95 * 100000 and ii.verdict["bottleneck"] == "none"
+    assert latency(i) > 5 * latency(ii)
+    assert i.metrics["record-queue-time-avg"] > 10 * ii.metrics["record-queue-time-avg"]
+
+
+def test_kontur_I_more_partitions_raise_the_sender_ceiling():
+    """More partitions per broker put more batches in each request, so the same in-flight window carries more
+    records: unthrottled, experiment I's sender-bound throughput grows with partitions (3, 6, 9 on 3 brokers); at
+    the 100k target 6 partitions already suffice."""
+    ceilings = [kontur("I", 40000, **{"topic.partitions": p, "workload.throughput": -1}) for p in (3, 6, 9)]
+    for r in ceilings:
+        assert r.verdict["bottleneck"] == "sender in-flight window"
+    per_request = [r.metrics["records-per-request-avg"] for r in ceilings]
+    assert per_request[0] * 1.5 < per_request[1] and per_request[1] * 1.2 < per_request[2], per_request
+    rates = [rate(r) for r in ceilings]
+    assert rates[0] * 1.5 < rates[1] and rates[1] * 1.2 < rates[2], rates
+    assert rate(kontur("I", 40000, **{"topic.partitions": 6})) > 0.95 * 100000
+
+
+def test_kontur_IV_one_worker_thread_caps_throughput():
+    """IV: one thread, 3.6 us in send() caps at ≈ 1e6 / 3.6 ≈ 280k records/s (published 282.6k)."""
+    iv = kontur("IV", 60000)
+    assert iv.verdict["bottleneck"] == "worker threads"
+    assert iv.worker_latency_us == pytest.approx(3.6, rel=0.15)
+    assert rate(iv) == pytest.approx(1e6 / iv.worker_latency_us, rel=0.1)
+    assert rate(iv) < 0.7 * 500000
+
+
+def test_kontur_VII_three_threads_on_six_partitions_contend_for_locks():
+    vii = kontur("VII", 120000)
+    assert vii.verdict["bottleneck"] == "lock contention"
+    assert vii.utilisation["lock contention"] > 0.2
+    assert vii.worker_latency_us > kontur("IV", 60000).worker_latency_us     # published 6.7 vs 3.6 us
+
+
+@pytest.mark.xfail(strict=False, reason="model does not show it: IV and V both run at the worker-thread cap "
+                   "(≈ 273k records/s, record-queue-time-avg ≈ 0.9 ms); published V 343.5k vs IV 282.6k and queue "
+                   "time 34.5 vs 963 ms (the model's IV never builds the backlog, and its send() cost does not "
+                   "depend on partitions: 3.6 us in both, published 2.4 us in V)")
+def test_kontur_V_more_partitions_shorten_the_queues():
+    iv, v = kontur("IV", 120000), kontur("V", 120000)
+    assert v.metrics["record-queue-time-avg"] < 0.5 * iv.metrics["record-queue-time-avg"]
+    assert rate(v) > 1.1 * rate(iv)
+
+
+def test_kontur_VI_a_second_thread_helps():
+    """V → VI (1 → 2 threads, 6 partitions): 343.5k → 414.6k."""
+    assert rate(kontur("VI", 120000)) > 1.2 * rate(kontur("V", 120000))
+
+
+@pytest.mark.xfail(strict=False, reason="model does not show it: a third thread still adds throughput (VII "
+                   "≈ 434k vs VI ≈ 420k records/s at 120k records) where Kontur measured 377.3k vs 414.6k")
+def test_kontur_VII_a_third_thread_hurts():
+    assert rate(kontur("VII", 120000)) < rate(kontur("VI", 120000))
+
+
+def test_kontur_XV_many_threads_hurt():
+    """XIII → XV (3 → 9 threads, disjoint partitions): 610.7k → 551.8k, contention on the producer-wide lock."""
+    xiii, xv = kontur("XIII", 120000), kontur("XV", 120000)
+    assert rate(xv) < 0.95 * rate(xiii)
+    assert xv.worker_latency_us > 2 * xiii.worker_latency_us          # published 15.2 vs 3.6 us
+
+
+# --- the perf tool's latency is the accumulator backlog (DESIGN behaviour 7) ----------------------------------
+
+BACKLOG = {"client.version": "2.4", "producer.acks": "1", "workload.records": 20000, "network.bandwidth_mbit": 200}
+
+
+@pytest.mark.parametrize("buffer_mib", [2, 4])
+def test_unthrottled_latency_is_buffer_memory_over_throughput(buffer_mib):
+    """Unthrottled into a 200 Mbit/s link: buffer.memory fills and a record waits about buffer.memory / throughput."""
+    r = cached(scenario(BACKLOG, **{"producer.buffer.memory": buffer_mib << 20}))
+    throughput = r.perf_test["records_per_sec"] * 1024            # value bytes per second
+    expected_ms = (buffer_mib << 20) / throughput * 1000
+    assert expected_ms / 1.5 < latency(r) < expected_ms * 1.5
+    assert r.metrics["bufferpool-wait-ratio"] > 0.5
+
+
+def test_doubling_buffer_memory_doubles_the_backlog_not_the_throughput():
+    two = cached(scenario(BACKLOG, **{"producer.buffer.memory": 2 << 20}))
+    four = cached(scenario(BACKLOG, **{"producer.buffer.memory": 4 << 20}))
+    assert rate(four) == pytest.approx(rate(two), rel=0.05)
+    assert latency(four) / latency(two) == pytest.approx(2.0, rel=0.25)
+
+
+# --- compression trades worker CPU for bytes (DESIGN behaviour 6) ----------------------------------------------
+
+LOCAL = {"client.version": "4.3", "producer.acks": "1", "producer.enable.idempotence": False,
+         "hardware.profile": "local-2core", "producer.batch.size": 65536, "producer.linger.ms": 5,
+         "workload.records": 15000}
+
+
+def test_compression_helps_when_the_network_is_the_limit():
+    capped = {**LOCAL, "network.bandwidth_mbit": 100}
+    none = cached(scenario(capped))
+    assert none.verdict["bottleneck"] == "network"
+    for codec in ("gzip", "lz4"):
+        assert rate(cached(scenario(capped, **{"producer.compression.type": codec}))) > 1.15 * rate(none), codec
+
+
+def test_compression_hurts_when_the_cpu_is_the_limit():
+    none = cached(scenario(LOCAL))
+    assert none.verdict["bottleneck"] in ("worker threads", "shared cpu")
+    for codec in ("gzip", "lz4"):
+        assert rate(cached(scenario(LOCAL, **{"producer.compression.type": codec}))) < 0.95 * rate(none), codec
+
+
+# --- round-trip time (DESIGN behaviour 9, measured on this machine) ------------------------------------------------
+
+RTT_SMALL = {**LOCAL, "producer.batch.size": 16384, "producer.linger.ms": 0, "workload.records": 8000}
+RTT_BIG = {**LOCAL, "producer.batch.size": 131072, "producer.linger.ms": 10, "workload.records": 8000}
+
+
+def test_throughput_falls_with_rtt_for_small_batches():
+    """16 KiB, linger 0: 63–75k records/s at loopback, 43k at +5 ms, 16k at +20 ms (measured here)."""
+    rates = [rate(cached(scenario(RTT_SMALL, **{"network.rtt_ms": rtt}))) for rtt in (0, 5, 20)]
+    assert rates[0] > 1.3 * rates[1] > 1.3 * 1.3 * rates[2], rates
+
+
+@pytest.mark.xfail(strict=False, reason="model does not show it: with the window limit send.buffer.bytes / RTT "
+                   "both shapes keep ≈ 4 % of their loopback throughput at +20 ms (128 KiB/linger 10: 158k → 6k "
+                   "records/s); measured here 120k → 78k (65 %) vs 16 KiB/linger 0 ≈ 70k → 16k (23 %). The "
+                   "measurement added the delay with toxiproxy, whose local socket the producer's window never sees")
+def test_big_batches_and_linger_soften_the_rtt_penalty():
+    kept_small = (rate(cached(scenario(RTT_SMALL, **{"network.rtt_ms": 20})))
+                  / rate(cached(scenario(RTT_SMALL, **{"network.rtt_ms": 0}))))
+    kept_big = (rate(cached(scenario(RTT_BIG, **{"network.rtt_ms": 20})))
+                / rate(cached(scenario(RTT_BIG, **{"network.rtt_ms": 0}))))
+    assert kept_big > 2 * kept_small
+    assert kept_big > 0.4
