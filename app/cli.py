@@ -35,6 +35,46 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from kafkasim.calibration.fit import fit
+    from kafkasim.calibration.profile import profile_from_fit, write_profile
+    from kafkasim.calibration.runs import load_observations
+
+    try:
+        observations = load_observations(args.runs, library=args.client,
+                                         role=None if args.role == "all" else args.role, select=args.select)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ScenarioError(str(exc)) from None
+    if not observations:
+        raise ScenarioError(f"no {args.client} runs with role {args.role!r} in {args.runs} "
+                            f"(--role all to use every run)")
+    parameters = args.parameters.split(",") if args.parameters else None
+    try:
+        result = fit(observations, args.base_profile, parameters, args.max_records, args.max_evaluations)
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+    name = args.name or args.output.rsplit("/", 1)[-1].removesuffix(".yaml")
+    write_profile(profile_from_fit(result, name, args.runs, [o.config_id for o in observations]), args.output)
+    print(f"wrote {args.output}: " + ", ".join(f"{k}={v:.4g} (×/÷ {2.718281828 ** result.sigma_log[k]:.2f})"
+                                              for k, v in result.values.items()))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from kafkasim.validation.report import validate
+
+    try:
+        summary = validate(args.runs, args.matrix, args.client, args.base_profile, args.out_dir, args.profile,
+                           args.max_records, args.max_evaluations)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ScenarioError(str(exc)) from None
+    print(f"report: {summary['report']}\nprofile: {summary['profile']}")
+    print(f"held-out throughput error (median abs): {100 * summary['throughput_mdape']:.1f} %  "
+          f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %  "
+          f"p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:          # argparse's own errors: one line, exit 2
         self.exit(2, f"kafkasim: error: {message}\n")
@@ -53,6 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--seed", type=int, help="override the scenario's seed")
     predict.add_argument("--timeline", action="store_true", help="include the backlog/in-flight timeline in JSON")
     predict.set_defaults(func=cmd_predict)
+    calibrate = sub.add_parser("calibrate", help="fit a hardware profile's costs to measured runs")
+    calibrate.add_argument("runs", help="run store (JSONL) written by kafkasim measure")
+    calibrate.add_argument("-o", "--output", required=True, help="profile YAML to write")
+    calibrate.add_argument("--client", default="java", choices=("java", "kafka-python"))
+    calibrate.add_argument("--role", default="calibration",
+                           help="use runs with this role (calibration, held-out, or all)")
+    calibrate.add_argument("--select", help="only configurations whose id contains this text")
+    calibrate.add_argument("--base-profile", default="local-2core", help="profile to start from")
+    calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
+    calibrate.add_argument("--name", help="profile name (default: the output file's name)")
+    calibrate.add_argument("--max-records", type=int, default=50_000, help="records simulated per run")
+    calibrate.add_argument("--max-evaluations", type=int, default=60)
+    calibrate.set_defaults(func=cmd_calibrate)
+    validate = sub.add_parser("validate", help="fit on calibration runs, predict held-out runs, write a report")
+    validate.add_argument("runs", nargs="?", default="validation/data/local.jsonl", help="run store (JSONL)")
+    validate.add_argument("--matrix", default="validation/matrices/local.yaml",
+                          help="matrix file whose roles split calibration from held-out (default: the local one)")
+    validate.add_argument("--client", default="java", choices=("java", "kafka-python"))
+    validate.add_argument("--base-profile", default="local-2core", help="profile to start the fit from")
+    validate.add_argument("--out-dir", default="validation/reports", help="where the report and plots go")
+    validate.add_argument("--profile", help="where to write the fitted profile (default: beside the report)")
+    validate.add_argument("--max-records", type=int, default=50_000, help="records simulated per run")
+    validate.add_argument("--max-evaluations", type=int, default=60)
+    validate.set_defaults(func=cmd_validate)
     try:
         from kafkasim.validation.cli import add_commands
     except ImportError:

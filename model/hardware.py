@@ -117,7 +117,7 @@ def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, di
     layers = [flatten(profile.get("hardware", profile)), flatten(clients.get(library, {})), inline]
     for layer in layers:
         for key, value in layer.items():
-            if key in ("name", "description", "provenance"):
+            if key.split(".")[0] in ("name", "description", "provenance", "uncertainty"):
                 continue
             full = "hardware." + key
             if full not in FIELDS:

@@ -106,7 +106,8 @@ def simulate(s: Scenario) -> Result:
     kind = "per-thread" if w.partition_choice == "per-thread" else clients.partitioner_name(library, s.client.version)
     codec = p.compression_type
     on_sender = clients.compresses_on_sender(library)
-    send_buffer = p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20   # -1: Linux autotuning, ≈ 4 MiB
+    # Linux doubles SO_SNDBUF for its bookkeeping; -1 leaves it to autotuning (up to ≈ 4 MiB).
+    send_buffer = 2 * p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20
     producers = []
     for k in range(s.producers):
         host = shared or Host(env, f"client-{k}", hw["client_cores"])

@@ -1,0 +1,129 @@
+"""Fit a hardware profile's cost parameters to measured runs.
+
+scipy.optimize.least_squares works on the logarithms of the parameters (they are positive and span decades),
+against log(predicted / measured) of throughput and the producer metrics. The model is deterministic for a given
+seed, so every evaluation uses the same random numbers (common random numbers): the objective only changes when
+the parameters do. Parameter uncertainty comes from the Jacobian at the solution.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from kafkasim.calibration.runs import Observation
+from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile, resolve_hardware
+from kafkasim.model.scenario import from_flat
+from kafkasim.model.simulate import simulate
+
+# What each run is fitted on, and how much it counts. Latency percentiles of unthrottled runs measure how far the
+# backlog grew before the run ended, which is mostly noise here; throttled runs' latencies are informative.
+WEIGHTS = {"records_per_sec": 1.0, "request-latency-avg": 0.7, "records-per-request-avg": 0.3}
+THROTTLED_WEIGHTS = {"p50_ms": 0.3, "request-latency-avg": 0.7}
+
+DEFAULT_PARAMETERS = {
+    "java": ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us", "broker.byte_ns",
+             "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
+    "kafka-python": ["worker.record_us", "sender.request_us", "sender.record_us"],
+}
+
+
+@dataclass
+class Fit:
+    library: str
+    base_profile: str
+    values: dict                  # parameter -> fitted value
+    sigma_log: dict               # parameter -> standard deviation of its natural log
+    residuals: dict               # config_id -> {target: log(pred/meas)}
+    cost: float
+    evaluations: int
+    seconds: float
+    fixed: dict = field(default_factory=dict)   # values set directly from the data (compression ratios)
+
+
+def scenario_for(obs: Observation, profile: str, params: dict, max_records: int):
+    """The measured configuration on the profile being fitted, with the parameters under trial."""
+    flat = {k: v for k, v in obs.scenario.items() if not k.startswith("hardware.")}
+    flat["hardware.profile"] = profile
+    flat.update({"hardware." + k: v for k, v in params.items()})
+    flat["workload.records"] = min(int(flat.get("workload.records", max_records)), max_records)
+    flat["workload.warmup_records"] = 0
+    return from_flat(flat)
+
+
+def predicted(result) -> dict:
+    out = {k: result.perf_test[k] for k in ("records_per_sec", "avg_latency_ms", "p50_ms", "p99_ms")}
+    out.update(result.metrics)
+    return out
+
+
+def residuals_of(obs: Observation, pred: dict) -> dict:
+    weights = {**WEIGHTS, **(THROTTLED_WEIGHTS if obs.throttled else {})}
+    out = {}
+    for target, weight in weights.items():
+        m, p = obs.measured.get(target), pred.get(target)
+        if m and m > 0 and p is not None:
+            out[target] = weight * math.log(max(p, 1e-6) / m)
+    return out
+
+
+def compression_ratios(observations: list[Observation]) -> dict:
+    """compression-rate-avg is measured directly: take it per codec and payload instead of fitting it."""
+    seen: dict[str, list[float]] = {}
+    for obs in observations:
+        codec = obs.scenario.get("producer.compression.type", "none")
+        rate = obs.measured.get("compression-rate-avg")
+        if codec != "none" and rate:
+            key = f"compression.{codec}.ratio.{obs.scenario.get('workload.payload', 'random-letters')}"
+            seen.setdefault(key, []).append(rate)
+    return {k: float(np.median(v)) for k, v in seen.items()}
+
+
+def fit(observations: list[Observation], base_profile: str, parameters: list[str] | None = None,
+        max_records: int = 50_000, max_evaluations: int = 60, progress=sys.stderr) -> Fit:
+    if not observations:
+        raise ValueError("no runs to fit: check the run store and --select")
+    library = observations[0].library
+    if any(o.library != library for o in observations):
+        raise ValueError("fit one client library at a time (use --client)")
+    parameters = parameters or DEFAULT_PARAMETERS[library]
+    for p in parameters:
+        if p not in HARDWARE_FIELDS:
+            raise ValueError(f"unknown parameter {p!r}: expected hardware keys such as worker.record_us")
+    fixed = compression_ratios(observations)
+    _, start_values = resolve_hardware({"profile": base_profile}, library)
+    x0 = np.log(np.maximum([float(start_values[p]) for p in parameters], 1e-3))
+    started, count = time.time(), [0]
+    last: dict = {}
+
+    def fun(x: np.ndarray) -> np.ndarray:
+        params = {**fixed, **dict(zip(parameters, np.exp(x)))}
+        out, by_config = [], {}
+        for obs in observations:
+            result = simulate(scenario_for(obs, base_profile, params, max_records))
+            res = residuals_of(obs, predicted(result))
+            by_config[obs.config_id] = res
+            out.extend(res.values())
+        count[0] += 1
+        cost = 0.5 * float(np.sum(np.square(out)))
+        last.update(by_config=by_config)
+        print(f"  evaluation {count[0]:3d}: cost {cost:.4f}  ({time.time() - started:.0f} s)", file=progress,
+              flush=True)
+        return np.asarray(out)
+
+    print(f"fitting {', '.join(parameters)} to {len(observations)} configurations ({library})", file=progress)
+    solution = least_squares(fun, x0, bounds=(x0 - 7.0, x0 + 7.0), diff_step=0.05, max_nfev=max_evaluations,
+                             x_scale=1.0)
+    fun(solution.x)                               # the residuals at the solution, for the report
+    jac = solution.jac
+    dof = max(1, len(solution.fun) - len(parameters))
+    s2 = 2.0 * solution.cost / dof
+    cov = np.linalg.pinv(jac.T @ jac) * s2
+    sigma = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    return Fit(library, base_profile, dict(zip(parameters, np.exp(solution.x).round(6).tolist())),
+               dict(zip(parameters, sigma.round(4).tolist())), last["by_config"], float(solution.cost),
+               count[0], time.time() - started, fixed)

@@ -1,0 +1,62 @@
+"""Write fitted parameters as a hardware profile, with where they came from and how sure they are."""
+from __future__ import annotations
+
+import datetime
+import platform
+from pathlib import Path
+
+import yaml
+
+from kafkasim.calibration.fit import Fit
+from kafkasim.model.hardware import load_profile
+
+# Parameters that belong to the client library (its `clients:` section) rather than to the machine.
+CLIENT_PREFIXES = ("worker.", "sender.", "compression.")
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release()}
+
+
+def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict:
+    """The base profile with the fitted values in place, its provenance and the parameters' uncertainty."""
+    profile = load_profile(fit.base_profile)
+    hardware = dict(profile.get("hardware", {}) or {})
+    clients = {k: dict(v or {}) for k, v in (profile.get("clients", {}) or {}).items()}
+    mine = clients.setdefault(fit.library, {})
+    for key, value in {**fit.fixed, **fit.values}.items():
+        (mine if key.startswith(CLIENT_PREFIXES) else hardware)[key] = round(float(value), 6)
+    residuals = {cfg: {k: round(v, 4) for k, v in res.items()} for cfg, res in fit.residuals.items()}
+    return {
+        "name": name,
+        "description": f"Fitted by `kafkasim calibrate` from {runs} ({fit.library}), starting from "
+                       f"{fit.base_profile}.",
+        "provenance": {
+            "runs": runs,
+            "configs": configs,
+            "fitted_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine(),
+            "client": fit.library,
+            "cost": round(fit.cost, 6),
+            "evaluations": fit.evaluations,
+            "seconds": round(fit.seconds, 1),
+            "residuals_log": residuals,
+        },
+        # One standard deviation of log(value): `kafkasim predict` draws from it for its bands.
+        "uncertainty": {fit.library: fit.sigma_log},
+        "hardware": hardware,
+        "clients": clients,
+    }
+
+
+def write_profile(profile: dict, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(profile, sort_keys=False, allow_unicode=True, width=110))

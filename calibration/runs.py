@@ -1,0 +1,81 @@
+"""Measured runs as the calibration sees them: one Observation per configuration, the median of its repeats."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# What a run measured, under the model's names: perf-test's figures and the producer metrics (Kafka's units, ms).
+TARGETS = {
+    "records_per_sec": ("result", "records_per_sec"),
+    "avg_latency_ms": ("result", "latency_avg_ms"),
+    "p50_ms": ("result", "latency_p50_ms"),
+    "p99_ms": ("result", "latency_p99_ms"),
+    "request-latency-avg": ("metrics", "producer-metrics:request-latency-avg"),
+    "batch-size-avg": ("metrics", "producer-metrics:batch-size-avg"),
+    "record-queue-time-avg": ("metrics", "producer-metrics:record-queue-time-avg"),
+    "records-per-request-avg": ("metrics", "producer-metrics:records-per-request-avg"),
+    "compression-rate-avg": ("metrics", "producer-metrics:compression-rate-avg"),
+}
+
+
+@dataclass
+class Observation:
+    config_id: str
+    library: str
+    role: str                      # "calibration" or "held-out"
+    scenario: dict                 # the resolved flat scenario that was measured
+    measured: dict                 # target -> median over repeats
+    spread: dict                   # target -> (max − min) / median over repeats
+    repeats: int
+    runs: list = field(repr=False, default_factory=list)
+
+    @property
+    def throttled(self) -> bool:
+        return float(self.scenario.get("workload.throughput", -1)) > 0
+
+
+def _value(run: dict, where: tuple[str, str]):
+    section, key = where
+    value = (run.get(section) or {}).get(key)
+    return float(value) if isinstance(value, (int, float)) and value == value else None
+
+
+def load_observations(path: str | Path, library: str | None = None, role: str | None = None,
+                      select: str | None = None) -> list[Observation]:
+    """Group a run store (one JSONL record per run) by configuration and client; medians over the repeats."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"run store {str(path)!r} does not exist")
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            run = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}:{n}: not a JSON line") from None
+        if not run.get("ok", True) or not run.get("result"):
+            continue
+        lib = run["client"]["library"]
+        if library and lib != library:
+            continue
+        if role and run.get("role") != role:
+            continue
+        if select and select not in run.get("config_id", ""):
+            continue
+        groups.setdefault((run.get("config_id", "?"), lib), []).append(run)
+    out = []
+    for (config_id, lib), runs in sorted(groups.items()):
+        measured, spread = {}, {}
+        for target, where in TARGETS.items():
+            values = [v for v in (_value(r, where) for r in runs) if v is not None]
+            if values:
+                median = float(np.median(values))
+                measured[target] = median
+                spread[target] = (max(values) - min(values)) / median if median else 0.0
+        out.append(Observation(config_id, lib, runs[0].get("role", "held-out"), runs[0]["scenario"], measured,
+                               spread, len(runs), runs))
+    return out

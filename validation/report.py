@@ -1,0 +1,196 @@
+"""`kafkasim validate`: fit on the calibration configurations, predict the held-out ones, and report the error
+beside the run-to-run noise of the same measurements (Markdown + PNG plots)."""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kafkasim.calibration.fit import Fit, fit, predicted, scenario_for
+from kafkasim.calibration.profile import profile_from_fit, write_profile
+from kafkasim.calibration.runs import Observation, load_observations
+from kafkasim.model.simulate import simulate
+
+# The factors the matrix varies, as (label, scenario key, how to show a value).
+FACTORS = [
+    ("batch.size", "producer.batch.size", lambda v: f"{int(v) // 1024} KiB"),
+    ("linger.ms", "producer.linger.ms", lambda v: f"{float(v):g}"),
+    ("compression", "producer.compression.type", str),
+    ("acks", "producer.acks", str),
+    ("partitions", "topic.partitions", str),
+    ("brokers", "cluster.brokers", str),
+    ("added RTT ms", "network.rtt_ms", lambda v: f"{float(v):g}"),
+    ("bandwidth cap Mbit", "network.bandwidth_mbit", lambda v: f"{float(v):g}" if float(v) else "none"),
+    ("throttled", "workload.throughput", lambda v: "yes" if float(v) > 0 else "no"),
+]
+
+
+@dataclass
+class Row:
+    obs: Observation
+    role: str
+    pred: dict
+
+    def ratio(self, target: str) -> float | None:
+        m, p = self.obs.measured.get(target), self.pred.get(target)
+        return p / m if m and p is not None and m > 0 else None
+
+
+def roles_from_matrix(path: str | Path | None) -> dict[str, str]:
+    if not path:
+        return {}
+    from kafkasim.validation.matrix import Matrix
+    return {c.config_id: c.role for c in Matrix(Path(path)).configs}
+
+
+def predict_all(observations: list[Observation], profile: str, max_records: int, progress) -> list[dict]:
+    out = []
+    for i, obs in enumerate(observations, 1):
+        print(f"  predicting {i}/{len(observations)}: {obs.config_id} ({obs.library})", file=progress, flush=True)
+        out.append(predicted(simulate(scenario_for(obs, profile, {}, max_records))))
+    return out
+
+
+def run_noise(obs: Observation) -> list[float]:
+    """|run − median| / median of each repeat's throughput: the error a perfect model would show on single runs."""
+    values = [r["result"]["records_per_sec"] for r in obs.runs if r.get("result")]
+    median = float(np.median(values))
+    return [abs(v - median) / median for v in values]
+
+
+def summarise(rows: list[Row]) -> dict:
+    held = [r for r in rows if r.role == "held-out"]
+    ape = [abs(r.ratio("records_per_sec") - 1) for r in held if r.ratio("records_per_sec")]
+    noise = [x for r in held for x in run_noise(r.obs)]
+    spread = [r.obs.spread.get("records_per_sec", 0.0) for r in held]
+    throttled = [r for r in held if r.obs.throttled]
+    return {
+        "held_out_configs": len(held),
+        "calibration_configs": len(rows) - len(held),
+        "throughput_mdape": float(np.median(ape)) if ape else math.nan,
+        "noise_floor_mdape": float(np.median(noise)) if noise else math.nan,
+        "noise_median_range": float(np.median(spread)) if spread else math.nan,
+        "p50_ratio_median": _median_ratio(held, "p50_ms"),
+        "p99_ratio_median": _median_ratio(held, "p99_ms"),
+        "throttled_p99_ratios": [round(r.ratio("p99_ms"), 3) for r in throttled if r.ratio("p99_ms")],
+    }
+
+
+def _median_ratio(rows: list[Row], target: str) -> float:
+    ratios = [r.ratio(target) for r in rows if r.ratio(target)]
+    return float(np.median(ratios)) if ratios else math.nan
+
+
+def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
+    for ax, target, label in ((axes[0], "records_per_sec", "throughput, records/s"),
+                              (axes[1], "p99_ms", "p99 latency, ms")):
+        for role, marker in (("calibration", "o"), ("held-out", "^")):
+            pts = [(r.obs.measured[target], r.pred[target]) for r in rows
+                   if r.role == role and r.obs.measured.get(target) and r.pred.get(target)]
+            if pts:
+                m, p = zip(*pts)
+                ax.scatter(m, p, marker=marker, label=role, alpha=0.8)
+        lo = min([v for r in rows for v in (r.obs.measured.get(target), r.pred.get(target)) if v] or [1])
+        hi = max([v for r in rows for v in (r.obs.measured.get(target), r.pred.get(target)) if v] or [10])
+        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"measured {label}")
+        ax.set_ylabel(f"predicted {label}")
+        ax.legend()
+    fig.suptitle(f"{stem}: predicted vs measured (median of repeats)")
+    fig.tight_layout()
+    name = f"{stem}-predicted-vs-measured.png"
+    fig.savefig(out_dir / name, dpi=110)
+    plt.close(fig)
+    names.append(name)
+
+    held = [r for r in rows if r.role == "held-out" and r.ratio("records_per_sec")]
+    fig, axes = plt.subplots(3, 3, figsize=(12, 9))
+    for ax, (label, key, show) in zip(axes.flat, FACTORS):
+        groups: dict[str, list[float]] = {}
+        for r in held:
+            groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
+        keys = sorted(groups)
+        ax.boxplot([groups[k] for k in keys], labels=keys)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_title(label)
+        ax.set_ylabel("throughput error %")
+    fig.suptitle(f"{stem}: held-out throughput error by factor")
+    fig.tight_layout()
+    name = f"{stem}-error-by-factor.png"
+    fig.savefig(out_dir / name, dpi=110)
+    plt.close(fig)
+    names.append(name)
+    return names
+
+
+def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], images: list[str]) -> str:
+    s = summary
+    lines = [
+        f"# Fidelity report: {stem}",
+        "",
+        f"Run store `{runs}`, client {fitted.library}. Fitted on {s['calibration_configs']} calibration "
+        f"configurations ({fitted.evaluations} model evaluations, {fitted.seconds:.0f} s), checked on "
+        f"{s['held_out_configs']} held-out configurations. Regenerate with `kafkasim validate`.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| held-out throughput, median absolute % error | {100 * s['throughput_mdape']:.1f} % |",
+        f"| noise floor: runs' median absolute deviation from their config's median | "
+        f"{100 * s['noise_floor_mdape']:.1f} % |",
+        f"| run-to-run range (max − min) / median, median over configs | {100 * s['noise_median_range']:.1f} % |",
+        f"| held-out p50 latency, median predicted / measured | {s['p50_ratio_median']:.2f} |",
+        f"| held-out p99 latency, median predicted / measured | {s['p99_ratio_median']:.2f} |",
+        f"| throttled held-out runs, p99 predicted / measured | "
+        f"{', '.join(str(x) for x in s['throttled_p99_ratios']) or '—'} |",
+        "",
+        "Fitted parameters (× / ÷ is one standard deviation):",
+        "",
+        "| parameter | value | × / ÷ |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {k} | {v:.4g} | {math.exp(fitted.sigma_log[k]):.2f} |" for k, v in fitted.values.items()]
+    lines += [f"| {k} (measured directly) | {v:.3g} | |" for k, v in fitted.fixed.items()]
+    lines += ["", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m, p = r.obs.measured.get("records_per_sec", 0), r.pred.get("records_per_sec", 0)
+        lines.append(f"| {r.obs.config_id} | {r.role} | {m:,.0f} | {p:,.0f} | {100 * (p / m - 1):+.0f} % | "
+                     f"{100 * r.obs.spread.get('records_per_sec', 0):.0f} % | {r.obs.measured.get('p99_ms', 0):,.0f} | "
+                     f"{r.pred.get('p99_ms', 0):,.0f} |")
+    lines += [""] + [f"![{name}]({name})" for name in images] + [""]
+    return "\n".join(lines)
+
+
+def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
+             profile_out: str | Path | None, max_records: int, max_evaluations: int, progress=sys.stderr) -> dict:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    observations = load_observations(runs, library=client)
+    roles = roles_from_matrix(matrix)
+    role_of = lambda o: roles.get(o.config_id, o.role)
+    calibration = [o for o in observations if role_of(o) == "calibration"]
+    if not calibration:
+        raise ValueError(f"no calibration configurations for {client} in {runs}")
+    fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
+                 progress=progress)
+    stem = f"{Path(runs).stem}-{client}"
+    profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
+    name = profile_path.stem
+    write_profile(profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration]), profile_path)
+    preds = predict_all(observations, str(profile_path), max_records, progress)
+    rows = [Row(o, role_of(o), p) for o, p in zip(observations, preds)]
+    summary = summarise(rows)
+    images = plots(rows, out_dir, stem)
+    (out_dir / f"{stem}.md").write_text(markdown(stem, str(runs), fitted, summary, rows, images))
+    return {"report": str(out_dir / f"{stem}.md"), "profile": str(profile_path), **summary}
