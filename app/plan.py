@@ -1,0 +1,703 @@
+"""`kafkasim plan`: the cheapest cluster and producer configuration that takes a target rate, with headroom.
+
+The question is inverted prediction: "3 million 1 KB records/s, RF 3, acks=all — how many brokers, partitions,
+producers and threads, and which producer settings?" The planner answers it in two stages.
+
+1. **Analytic bounds prune.** For every shape (brokers, producers, threads, partitions) and producer settings
+   (batch.size, linger.ms, compression.type, max.in.flight) it computes upper bounds on throughput that hold
+   whatever the queues do: worker threads ≤ threads / (time in send()), the producer-wide lock, the Sender
+   thread's CPU, the in-flight window ≈ 1000 / request-latency × max.in.flight × brokers requests/s (with the least
+   request latency the RTT, the follower round trip and the broker's work allow), client and broker NICs,
+   broker disks and broker I/O threads. A candidate whose least bound is below the planned rate
+   (target × (1 + headroom)) cannot meet it and is never simulated.
+2. **The model decides.** Survivors are taken cheapest first — cost is (brokers, producer instances, worker
+   threads, partitions), compared in that order, since brokers are the servers to buy — and simulated at the
+   planned rate. A candidate passes when it keeps up (delivered rate ≥ 93 % of offered after the latency tail,
+   no resource ≥ 95 % busy, no buffer waits, no expired records) and, if asked, its p99 is within --p99-ms.
+   A failure that saturates the brokers on average raises the next broker count to the one that brings that
+   utilisation under 100 %; a failure in the workers raises the producer count likewise (the model's own
+   utilisation, scaled linearly).
+
+Each evaluation simulates a short stretch of traffic (default 0.08 s, at least 40,000 records): enough for the
+batches, request windows and broker queues to reach steady state at millions of records/s, not for rare tails,
+and short enough that the planner's 20–40 model runs fit in two minutes on a small machine. The output says so.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Sequence
+
+from kafkasim.app.sweep import Progress, run_scenarios
+from kafkasim.model.scenario import Scenario, ScenarioError, check_value, from_flat, parse_overrides
+
+MBIT = 1e6 / 8
+SATURATED = 0.95          # a resource this busy at the planned rate has no margin left
+KEEP_UP = 0.93            # delivered / offered, after the latency tail, that counts as keeping up (short runs:
+                          # perf-test's whole-ms elapsed time and the throttle's 2 ms bursts cost a few %)
+BOUND_SLACK = 0.9         # prune only candidates whose analytic bound is below 90 % of the planned rate
+CLIENT_SIDE = ("worker threads", "lock contention", "sender thread", "buffer memory")
+
+
+@dataclass(frozen=True)
+class Shape:
+    brokers: int
+    producers: int
+    threads: int
+    partitions: int
+
+    @property
+    def cost(self) -> tuple[int, int, int, int]:
+        return (self.brokers, self.producers, self.producers * self.threads, self.partitions)
+
+    def text(self) -> str:
+        return (f"{self.brokers} brokers, {self.partitions} partitions, {self.producers} producer"
+                f"{'s' if self.producers > 1 else ''} × {self.threads} thread{'s' if self.threads > 1 else ''}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    batch_size: int
+    linger_ms: float
+    compression: str
+    max_in_flight: int
+
+    def flat(self) -> dict[str, Any]:
+        return {"producer.batch.size": self.batch_size, "producer.linger.ms": self.linger_ms,
+                "producer.compression.type": self.compression,
+                "producer.max.in.flight.requests.per.connection": self.max_in_flight}
+
+    def text(self) -> str:
+        return (f"batch.size={self.batch_size} linger.ms={_g(self.linger_ms)} compression.type={self.compression} "
+                f"max.in.flight.requests.per.connection={self.max_in_flight}")
+
+
+@dataclass
+class Space:
+    """What the planner may choose from."""
+    brokers: Sequence[int] = tuple(range(1, 41))
+    producers: Sequence[int] = tuple(range(1, 65))
+    threads: Sequence[int] = (1, 2, 3, 4)
+    partitions_per_broker: Sequence[int] = (1, 2, 4, 8)
+    batch_sizes: Sequence[int] = (16384, 65536, 262144, 1048576)
+    linger_ms: Sequence[float] = (0.0, 5.0, 20.0)
+    compressions: Sequence[str] = ("none", "lz4", "zstd")
+    max_in_flights: Sequence[int] = (1, 5)
+    tries_per_shape: int = 2      # settings simulated per shape before it counts as failed
+
+    def settings(self) -> list[Settings]:
+        return [Settings(b, l, c, m) for b, l, c, m in
+                itertools.product(self.batch_sizes, self.linger_ms, self.compressions, self.max_in_flights)]
+
+    def size(self) -> int:
+        return (len(self.brokers) * len(self.producers) * len(self.threads) * len(self.partitions_per_broker)
+                * len(self.settings()))
+
+
+@dataclass
+class Request:
+    target_rps: float
+    record_size: int
+    record_size_max: int = 0
+    acks: str = "all"
+    rf: int = 3
+    p99_ms: float | None = None
+    headroom: float = 0.30
+    profile: str = "generic-server"
+    client_version: str = "3.9"
+    payload: str = "random-letters"
+    overrides: dict = field(default_factory=dict)
+    sim_seconds: float | None = None
+    min_records: int = 40_000
+
+    @property
+    def planned_rps(self) -> float:
+        return self.target_rps * (1.0 + self.headroom)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Analytic bounds
+
+class Bounds:
+    """Upper bounds on records/s from the hardware profile's costs; each ignores queueing, so each is optimistic."""
+
+    def __init__(self, base: Scenario, req: Request):
+        f = base.flat()
+        self.hw = {k[len("hardware."):]: v for k, v in f.items() if k.startswith("hardware.")}
+        self.req = req
+        self.size = float(req.record_size)
+        self.acks = req.acks
+        self.rf = req.rf
+        self.max_request = f["producer.max.request.size"]
+        self.io_threads = f["cluster.broker.num.io.threads"]
+        self.net_threads = f["cluster.broker.num.network.threads"]
+        self.extra_rtt = f["network.rtt_ms"]
+        self.cap_mbit = f["network.bandwidth_mbit"]
+        self.colocated = self.hw["colocated_cores"] > 0
+
+    def us(self, key: str) -> float:
+        return self.hw[key] * 1e-6
+
+    def ratio(self, codec: str) -> float:
+        return 1.0 if codec == "none" else self.hw[f"compression.{codec}.ratio.{self.req.payload}"]
+
+    def wire(self, st: Settings) -> float:
+        return self.size * self.ratio(st.compression)
+
+    def per_batch(self, st: Settings) -> float:
+        return max(1.0, st.batch_size / self.wire(st))
+
+    def per_request(self, st: Settings, brokers: int, partitions: int) -> float:
+        leaders = min(brokers, partitions)
+        batches = min(math.ceil(partitions / leaders), max(1, self.max_request // st.batch_size))
+        return self.per_batch(st) * batches
+
+    def send_seconds(self, st: Settings) -> float:
+        h = self.hw
+        t = (h["worker.record_us"] + h["worker.lock_us"] + h["worker.metadata_lock_us"]) * 1e-6 \
+            + h["worker.byte_ns"] * 1e-9 * self.size
+        if st.compression != "none":
+            t += h[f"compression.{st.compression}.byte_ns"] * 1e-9 * self.size   # Java compresses in send()
+        return t
+
+    def client(self, producers: int, threads: int, st: Settings) -> dict[str, float]:
+        """Bounds that depend on the producers alone."""
+        h = self.hw
+        out = {"worker threads": producers * threads / self.send_seconds(st)}
+        if threads > 1 and h["worker.metadata_lock_us"] > 0:
+            out["producer-wide lock"] = producers / (h["worker.metadata_lock_us"] * 1e-6)
+        sender = (h["sender.record_us"] * 1e-6 + h["sender.batch_us"] * 1e-6 / self.per_batch(st))
+        out["sender thread"] = producers / sender if sender > 0 else math.inf
+        out["client NIC"] = producers * h["nic_mbit"] * MBIT / self.wire(st)
+        return out
+
+    def request_latency_ms(self, st: Settings) -> float:
+        """The least produce-request latency: a round trip, the follower's fetch round trip for acks=all, and the
+        broker's own CPU per request."""
+        rtt = self.hw["rtt_ms"] + self.extra_rtt
+        replication = rtt if self.acks == "all" and self.rf > 1 else 0.0
+        return max(1e-3, rtt + replication + (self.hw["broker.request_us"] + self.hw["broker.batch_us"]) / 1000.0)
+
+    def window(self, shape: Shape, st: Settings) -> float:
+        leaders = min(shape.brokers, shape.partitions)
+        requests = 1000.0 / self.request_latency_ms(st) * st.max_in_flight * leaders * shape.producers
+        return requests * self.per_request(st, shape.brokers, shape.partitions)
+
+    def broker(self, brokers: int, partitions: int, st: Settings, producers: int = 1) -> dict[str, float]:
+        """Bounds that depend on the brokers (and on how many records a request carries)."""
+        h = self.hw
+        w = self.wire(st)
+        nic = h["nic_mbit"] * MBIT
+        out = {"broker NIC in": brokers * nic / (w * self.rf),
+               "broker disk": brokers * h["disk_mb_s"] * 1e6 / (w * self.rf)}
+        if self.rf > 1:
+            out["broker NIC out"] = brokers * nic / (w * (self.rf - 1))
+        per_record = (h["broker.request_us"] * 1e-6 / self.per_request(st, brokers, partitions)
+                      + h["broker.batch_us"] * 1e-6 / self.per_batch(st) + h["broker.byte_ns"] * 1e-9 * w)
+        threads = self.io_threads if self.colocated else min(self.io_threads, h["broker_cores"])
+        out["broker io-threads"] = brokers * threads / per_record
+        if self.cap_mbit:
+            out["network cap"] = self.cap_mbit * MBIT / w
+        return out
+
+    def all(self, shape: Shape, st: Settings) -> dict[str, float]:
+        out = self.client(shape.producers, shape.threads, st)
+        out.update(self.broker(shape.brokers, shape.partitions, st))
+        out["sender in-flight window"] = self.window(shape, st)
+        return out
+
+
+def least(bounds: dict[str, float]) -> tuple[str, float]:
+    name = min(bounds, key=bounds.get)
+    return name, bounds[name]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Candidates, evaluation and the verdict on one candidate
+
+@dataclass
+class Evaluation:
+    shape: Shape
+    settings: Settings
+    bound_name: str
+    bound: float
+    row: dict | None = None
+    passed: bool = False
+    reason: str = ""
+    capacity: float = 0.0
+    busiest: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        r = self.row or {}
+        return {"brokers": self.shape.brokers, "partitions": self.shape.partitions,
+                "producers": self.shape.producers, "threads": self.shape.threads,
+                "settings": self.settings.flat(), "meets_target": self.passed, "reason": self.reason,
+                "analytic_bound_rps": round(self.bound), "analytic_bound": self.bound_name,
+                "offered_rps": r.get("offered_rps"), "delivered_rps": r.get("delivered_rps"),
+                "records_per_sec": r.get("records_per_sec"), "avg_latency_ms": r.get("avg_latency_ms"),
+                "p50_ms": r.get("p50_ms"), "p99_ms": r.get("p99_ms"),
+                "estimated_capacity_rps": round(self.capacity), "busiest_resource": self.busiest,
+                "busiest_utilisation": r.get("busiest_utilisation"),
+                "bottleneck": r.get("bottleneck"), "bottleneck_utilisation": r.get("bottleneck_utilisation")}
+
+
+class Planner:
+    def __init__(self, req: Request, space: Space | None = None, jobs: int = 2, scheduler: str | None = None,
+                 progress: bool = False):
+        if req.target_rps <= 0:
+            raise ScenarioError(f"--target-rps={_g(req.target_rps)} is not allowed: expected a number > 0")
+        if not 0 <= req.headroom <= 10:
+            raise ScenarioError(f"--headroom={req.headroom} is not allowed: expected a number from 0 to 10")
+        if req.p99_ms is not None and req.p99_ms <= 0:
+            raise ScenarioError(f"--p99-ms={_g(req.p99_ms)} is not allowed: expected a number > 0")
+        self.req, self.space = req, space or Space()
+        self.jobs, self.scheduler, self.progress = jobs, scheduler, progress
+        self.base = self._base_scenario()
+        self.bounds = Bounds(self.base, req)
+        self.evaluations: list[Evaluation] = []
+        self.excluded: dict[int, str] = {}       # broker count -> why no configuration with it can work
+        self.pruned = 0
+        self.settings = self.space.settings()
+
+    # -- scenarios
+    def _base_scenario(self) -> Scenario:
+        r = self.req
+        flat = {"name": "plan", "client.library": "java", "client.version": r.client_version,
+                "producer.acks": r.acks, "topic.replication.factor": r.rf,
+                "topic.min.insync.replicas": min(2, r.rf), "workload.record_size": r.record_size,
+                "workload.record_size_max": r.record_size_max, "workload.payload": r.payload,
+                "hardware.profile": r.profile, "cluster.brokers": max(r.rf, 1)}
+        flat.update(r.overrides)
+        return from_flat(flat, source="plan")
+
+    def sim_seconds(self) -> float:
+        r = self.req
+        t = r.sim_seconds if r.sim_seconds is not None else 0.08
+        return max(t, r.min_records / r.planned_rps) if r.sim_seconds is None else t
+
+    def scenario(self, shape: Shape, st: Settings) -> Scenario:
+        rate = self.req.planned_rps / shape.producers
+        records = max(500, math.ceil(rate * self.sim_seconds()))
+        flat = {"cluster.brokers": shape.brokers, "producers": shape.producers, "threads": shape.threads,
+                "topic.partitions": shape.partitions, "workload.throughput": rate,
+                "workload.records": records, "workload.warmup_records": records // 4, **st.flat()}
+        if self.req.acks == "all" and st.max_in_flight > 5:
+            flat["producer.enable.idempotence"] = False
+        return self.base.replace(**flat)
+
+    # -- judging one model run
+    def judge(self, ev: Evaluation) -> None:
+        row = ev.row
+        offered = self.req.planned_rps
+        rps = row["records_per_sec"]
+        acked = row["records_acked"]
+        # perf-test's rate divides by the time to the last callback, which includes one latency tail: take it out.
+        elapsed = acked / rps if rps > 0 else math.inf
+        tail = max(row["p50_ms"], row["avg_latency_ms"]) / 1000.0
+        delivered = min(offered, acked / max(elapsed - tail, 1e-9)) if rps > 0 else 0.0
+        util = {k: v for k, v in row["utilisation"].items() if k not in ("sender in-flight window",)}
+        util["lock contention"] = util.get("lock contention", 0.0) + util.get("worker threads", 0.0)
+        busiest = max(util, key=util.get)
+        ev.busiest = busiest
+        ev.capacity = offered / max(util[busiest], 1e-9)
+        row["offered_rps"], row["delivered_rps"], row["busiest_utilisation"] = offered, delivered, util[busiest]
+        window = row["utilisation"].get("sender in-flight window", 0.0)
+        problems = []
+        if row["records_failed"]:
+            problems.append(f"{row['records_failed']} records expired (delivery.timeout.ms)")
+        if delivered < KEEP_UP * offered:
+            problems.append(f"delivers {delivered:,.0f} of {offered:,.0f} records/s offered "
+                            f"(bottleneck: {row['bottleneck']})")
+        if util[busiest] >= SATURATED:
+            problems.append(f"{busiest} {util[busiest]:.0%} busy")
+        if window >= 0.9:
+            ev.capacity = min(ev.capacity, offered)
+            problems.append(f"the sender's in-flight window is full {window:.0%} of the time")
+        if row["utilisation"].get("buffer memory", 0.0) > 0.01:
+            problems.append("send() waits for buffer.memory")
+        if self.req.p99_ms is not None and row["p99_ms"] > self.req.p99_ms:
+            problems.append(f"p99 {row['p99_ms']} ms > {_g(self.req.p99_ms)} ms")
+        ev.passed = not problems
+        ev.reason = "; ".join(problems) if problems else (
+            f"keeps up with {offered:,.0f} records/s; busiest {busiest} {util[busiest]:.0%}")
+
+    # -- the search
+    def _settings_for(self, shape: Shape) -> list[tuple[Settings, str, float]]:
+        """This shape's settings whose analytic bound reaches the planned rate, most promising first."""
+        target = self.req.planned_rps * BOUND_SLACK
+        out = []
+        for st in self.settings:
+            name, value = least(self.bounds.all(shape, st))
+            if value < target:
+                self.pruned += 1
+                continue
+            out.append((st, name, value))
+        lat = self.req.p99_ms is not None
+
+        def order(item):
+            st, _, value = item
+            comfort = min(value / self.req.planned_rps, 2.0)
+            return (-round(comfort, 1), st.linger_ms if lat else abs(st.linger_ms - 5.0),
+                    abs(math.log2(st.batch_size / 262144)), st.compression != "none", -st.max_in_flight)
+        out.sort(key=order)
+        return out
+
+    def _broker_ok(self, brokers: int) -> tuple[bool, str]:
+        """Can any partitions and settings with this many brokers pass the broker-side bounds?"""
+        target = self.req.planned_rps * BOUND_SLACK
+        best_name, best = "", 0.0
+        for ppb in self.space.partitions_per_broker:
+            for st in self.settings:
+                name, value = least(self.bounds.broker(brokers, brokers * ppb, st))
+                if value > best:
+                    best_name, best = name, value
+        if best < target:
+            return False, (f"analytic bound: {best_name} allows at most {best:,.0f} records/s with {brokers} "
+                           f"brokers (RF {self.req.rf})")
+        return True, ""
+
+    def _client_ok(self, producers: int, threads: int) -> bool:
+        target = self.req.planned_rps * BOUND_SLACK
+        return any(least(self.bounds.client(producers, threads, st))[1] >= target for st in self.settings)
+
+    def candidates(self) -> Iterator[Evaluation]:
+        """Candidates cheapest first, reading self.min_brokers / self.min_producers, which model failures raise."""
+        sp = self.space
+        for brokers in sp.brokers:
+            if brokers < self.req.rf or brokers < self.min_brokers:
+                if brokers < self.req.rf:
+                    self.excluded.setdefault(brokers, f"RF {self.req.rf} needs at least {self.req.rf} brokers")
+                continue
+            ok, why = self._broker_ok(brokers)
+            if not ok:
+                self.excluded[brokers] = why
+                continue
+            self.min_producers = 0
+            for producers in sp.producers:
+                for threads in sp.threads:
+                    if brokers < self.min_brokers:
+                        break
+                    if producers * threads < self.min_workers or producers < self.min_producers:
+                        continue
+                    if not self._client_ok(producers, threads):
+                        continue
+                    for ppb in sp.partitions_per_broker:
+                        shape = Shape(brokers, producers, threads, brokers * ppb)
+                        tries = self._settings_for(shape)[:sp.tries_per_shape]
+                        for st, name, value in tries:
+                            if brokers < self.min_brokers:
+                                break
+                            yield Evaluation(shape, st, name, value)
+                if brokers < self.min_brokers:
+                    break
+            if brokers >= self.min_brokers and brokers not in self.excluded:
+                self.excluded[brokers] = "every shape within the limits failed in the model"
+
+    def learn(self, ev: Evaluation) -> None:
+        """Raise the lower limits from a failed run: brokers saturated on average cannot be helped by more
+        producers; saturated workers need more of them."""
+        if ev.passed:
+            return
+        row = ev.row
+        b = ev.shape.brokers
+        broker_util = max(row["broker_utilisation"].get(k, 0.0) for k in ("io-threads", "network-threads", "disk",
+                                                                          "nic-in", "nic-out", "cpu"))
+        if broker_util >= SATURATED:
+            need = max(b + 1, math.ceil(b * broker_util / SATURATED))
+            if need > self.min_brokers:
+                which = max(("io-threads", "network-threads", "disk", "nic-in", "nic-out", "cpu"),
+                            key=lambda k: row["broker_utilisation"].get(k, 0.0))
+                for k in range(b, need):
+                    self.excluded.setdefault(k, f"model: brokers' {which} {broker_util:.0%} busy on average with "
+                                                f"{b} brokers")
+                self.min_brokers = need
+            return
+        workers = row["utilisation"].get("worker threads", 0.0) + row["utilisation"].get("lock contention", 0.0)
+        if workers >= SATURATED and ev.shape.threads == 1:
+            need = math.ceil(ev.shape.producers * ev.shape.threads * workers / SATURATED)
+            self.min_workers = max(self.min_workers, need)
+
+    def run(self, sensitivity: bool = True, runners_up: int = 2, extra_budget: int = 8) -> "Plan":
+        start = time.perf_counter()
+        self.min_brokers, self.min_producers, self.min_workers = 1, 0, 0
+        gen = self.candidates()
+        plan: Evaluation | None = None
+        alternatives: list[Evaluation] = []
+        bar = Progress(1, "plan", enabled=False)
+        extra = 0
+        exhausted = False
+        while not exhausted:
+            batch = []
+            for ev in gen:
+                if plan is not None and ev.shape == plan.shape:
+                    continue
+                batch.append(ev)
+                if len(batch) >= max(1, self.jobs):
+                    break
+            else:
+                exhausted = True
+            if not batch:
+                break
+            rows = run_scenarios([self.scenario(e.shape, e.settings) for e in batch], jobs=self.jobs,
+                                 scheduler=self.scheduler, progress=bar)
+            for ev, row in zip(batch, rows):
+                ev.row = row
+                self.judge(ev)
+                self.evaluations.append(ev)
+                if self.progress:
+                    mark = "meets" if ev.passed else "fails"
+                    print(f"plan: {ev.shape.text()}; {ev.settings.text()}: {mark} — {ev.reason}", file=sys.stderr)
+            for ev in batch:          # in cost order: the first that passes is the plan
+                if plan is None:
+                    if ev.passed:
+                        plan = ev
+                    else:
+                        self.learn(ev)
+                elif ev.passed and ev.shape != plan.shape and len(alternatives) < runners_up:
+                    alternatives.append(ev)
+            if plan is not None:
+                extra += len(batch)
+                if len(alternatives) >= runners_up or extra > extra_budget:
+                    break
+        search_seconds = time.perf_counter() - start
+        sens = self.sensitivity(plan) if (plan and sensitivity) else []
+        return Plan(self.req, self.space, plan, alternatives, sens, self.evaluations, dict(sorted(self.excluded.items())),
+                    self.pruned, search_seconds, time.perf_counter() - start, self.sim_seconds())
+
+    def sensitivity(self, plan: Evaluation) -> list[dict[str, Any]]:
+        """One step in each setting around the plan, simulated: how much capacity and p99 change."""
+        sh, st = plan.shape, plan.settings
+        variants: list[tuple[str, Shape, Settings]] = []
+
+        def add(label, shape=sh, settings=st):
+            try:
+                self.scenario(shape, settings)
+            except ScenarioError:
+                return
+            variants.append((label, shape, settings))
+
+        add(f"batch.size {st.batch_size} → {st.batch_size // 2}", settings=_r(st, batch_size=max(1024, st.batch_size // 2)))
+        add(f"batch.size {st.batch_size} → {st.batch_size * 2}", settings=_r(st, batch_size=st.batch_size * 2))
+        add(f"linger.ms {_g(st.linger_ms)} → {_g(0 if st.linger_ms else 5)}",
+            settings=_r(st, linger_ms=0.0 if st.linger_ms else 5.0))
+        other = "lz4" if st.compression == "none" else "none"
+        add(f"compression.type {st.compression} → {other}", settings=_r(st, compression=other))
+        mif = 1 if st.max_in_flight > 1 else 5
+        add(f"max.in.flight {st.max_in_flight} → {mif}", settings=_r(st, max_in_flight=mif))
+        if sh.partitions // 2 >= sh.brokers:
+            add(f"partitions {sh.partitions} → {sh.partitions // 2}", shape=_r(sh, partitions=sh.partitions // 2))
+        add(f"partitions {sh.partitions} → {sh.partitions * 2}", shape=_r(sh, partitions=sh.partitions * 2))
+        if sh.threads > 1:
+            add(f"threads {sh.threads} → {sh.threads - 1}", shape=_r(sh, threads=sh.threads - 1))
+        if sh.producers > 1:
+            add(f"producers {sh.producers} → {sh.producers - 1}", shape=_r(sh, producers=sh.producers - 1))
+        rows = run_scenarios([self.scenario(s, t) for _, s, t in variants], jobs=self.jobs, scheduler=self.scheduler,
+                             progress=self.progress, label="plan sensitivity")
+        out = []
+        for (label, shape, settings), row in zip(variants, rows):
+            ev = Evaluation(shape, settings, *least(self.bounds.all(shape, settings)), row=row)
+            self.judge(ev)
+            d_cap = ev.capacity / plan.capacity - 1.0 if plan.capacity else 0.0
+            out.append({"change": label, "estimated_capacity_rps": round(ev.capacity),
+                        "capacity_change": d_cap, "p99_ms": row["p99_ms"],
+                        "p99_change_ms": row["p99_ms"] - plan.row["p99_ms"], "meets_target": ev.passed,
+                        "busiest_resource": ev.busiest, "reason": ev.reason})
+        # Most sensitive first: losing the target, then the size of the capacity change, then of the p99 change.
+        out.sort(key=lambda d: (d["meets_target"], -abs(d["capacity_change"]),
+                                -abs(d["p99_change_ms"]) / max(1, plan.row["p99_ms"])))
+        return out
+
+
+def _r(obj, **kw):
+    return type(obj)(**{**asdict(obj), **kw})
+
+
+def _g(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The answer
+
+@dataclass
+class Plan:
+    req: Request
+    space: Space
+    best: Evaluation | None
+    alternatives: list[Evaluation]
+    sensitivity: list[dict]
+    evaluations: list[Evaluation]
+    excluded: dict[int, str]
+    pruned: int
+    search_seconds: float
+    wall_seconds: float
+    sim_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.req
+        return {
+            "target_rps": r.target_rps, "planned_rps": r.planned_rps, "headroom": r.headroom,
+            "record_size": r.record_size, "record_size_max": r.record_size_max, "acks": r.acks,
+            "replication_factor": r.rf, "p99_ms": r.p99_ms, "profile": r.profile,
+            "simulated_seconds_per_evaluation": self.sim_seconds,
+            "plan": self.best.summary() if self.best else None,
+            "alternatives": [a.summary() for a in self.alternatives],
+            "sensitivity": self.sensitivity,
+            "fewer_brokers_excluded": {str(k): v for k, v in self.excluded.items()
+                                       if self.best is None or k < self.best.shape.brokers},
+            "search": {"evaluations": len(self.evaluations), "pruned_analytically": self.pruned,
+                       "search_seconds": self.search_seconds, "wall_seconds": self.wall_seconds,
+                       "evaluated": [e.summary() for e in self.evaluations]},
+        }
+
+    def text(self) -> str:
+        r = self.req
+        size = f"{r.record_size} B" if not r.record_size_max else \
+            f"{2 * r.record_size - r.record_size_max}–{r.record_size_max} B (mean {r.record_size} B)"
+        lines = [f"kafkasim plan: {r.target_rps:,.0f} records/s of {size}, acks={r.acks}, RF {r.rf}"
+                 + (f", p99 ≤ {_g(r.p99_ms)} ms" if r.p99_ms else "") + f"; hardware profile {r.profile}",
+                 f"planned for {r.planned_rps:,.0f} records/s ({r.headroom:.0%} headroom). Each configuration was "
+                 f"simulated for {self.sim_seconds:.2f} s of traffic ({r.planned_rps * self.sim_seconds:,.0f} records, "
+                 f"a quarter of them warm-up):",
+                 "  enough for batches, request windows and broker queues to reach steady state, not for rare "
+                 "latency tails (GC, page-cache stalls).", ""]
+        if self.best is None:
+            lines.append("NO PLAN: no configuration within the limits meets the target in the model.")
+            lines += self._why()
+            lines.append(self._footer())
+            return "\n".join(lines)
+        b = self.best
+        lines += ["PLAN   " + b.shape.text(), "       " + b.settings.text()]
+        lines += self._predicted(b, "       ")
+        lines.append("")
+        lines.append("why not smaller:")
+        lines += self._why()
+        if self.alternatives:
+            lines.append("")
+            lines.append("runner-up alternatives (also meet the target, cost more):")
+            for i, a in enumerate(self.alternatives, 1):
+                lines.append(f"  {i}. {a.shape.text()}; {a.settings.text()}")
+                lines += self._predicted(a, "     ")
+        if self.sensitivity:
+            lines.append("")
+            lines.append("most sensitive to (one step from the plan, simulated at the planned rate):")
+            for d in self.sensitivity[:5]:
+                verdict = "still meets the target" if d["meets_target"] else f"FAILS: {d['reason']}"
+                lines.append(f"  {d['change']:34} capacity {d['capacity_change']:+.0%}, p99 {d['p99_ms']} ms "
+                             f"({d['p99_change_ms']:+d}); {verdict}")
+        lines.append("")
+        lines.append(self._footer())
+        return "\n".join(lines)
+
+    def _predicted(self, e: Evaluation, pad: str) -> list[str]:
+        row = e.row
+        return [f"{pad}predicted at {row['offered_rps']:,.0f} records/s offered: delivers {row['delivered_rps']:,.0f}, "
+                f"avg latency {row['avg_latency_ms']:.1f} ms, p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms",
+                f"{pad}estimated capacity ≈ {e.capacity:,.0f} records/s ({e.capacity / self.req.target_rps:.2f} × "
+                f"target): the busiest resource, {e.busiest}, is {row['busiest_utilisation']:.0%} busy — the "
+                f"bottleneck when pushed further",
+                f"{pad}tightest analytic bound: {e.bound_name} ≤ {e.bound:,.0f} records/s"]
+
+    def _why(self) -> list[str]:
+        out = []
+        top = self.best.shape.brokers if self.best else None
+        for k, why in self.excluded.items():
+            if top is None or k < top:
+                out.append(f"  {k:3d} brokers: {why}")
+        if len(out) > 8:
+            out = out[:3] + [f"  … ({len(out) - 6} more)"] + out[-3:]
+        failed = [e for e in self.evaluations if not e.passed and self.best and e.shape.cost < self.best.shape.cost]
+        if failed:
+            out.append(f"  {len(failed)} cheaper candidates simulated and failed, e.g.:")
+            for e in failed[-3:]:
+                out.append(f"    {e.shape.text()}; {e.settings.text()}: {e.reason}")
+        return out or ["  (none cheaper within the limits)"]
+
+    def _footer(self) -> str:
+        return (f"search: {self.space.size():,} candidates in the space, {self.pruned:,} pruned by analytic bounds "
+                f"on the way, {len(self.evaluations) + len(self.sensitivity)} simulated; "
+                f"{self.search_seconds:.1f} s search, {self.wall_seconds:.1f} s in all")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+def _list(text: str | None, key: str, default: Sequence) -> tuple:
+    if not text:
+        return tuple(default)
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise ScenarioError(f"{key}: empty value in the list {text!r}")
+        import yaml
+        out.append(check_value(key, yaml.safe_load(part)))
+    return tuple(dict.fromkeys(out))
+
+
+def parse_record_size(text: str) -> tuple[int, int]:
+    """'1000' -> (1000, 0); '500-1000' -> mean 750, max 1000 (the model's uniform size distribution)."""
+    try:
+        if "-" in text.strip()[1:]:
+            lo, hi = (int(x) for x in text.split("-", 1))
+            if not 0 < lo < hi:
+                raise ValueError
+            return (lo + hi) // 2, hi if hi > (lo + hi) // 2 else 0
+        value = int(text)
+        if value < 1:
+            raise ValueError
+        return value, 0
+    except ValueError:
+        raise ScenarioError(f"--record-size={text!r} is not allowed: expected bytes (1000) or a range "
+                            f"(500-1000)") from None
+
+
+def request_from_args(args: argparse.Namespace) -> tuple[Request, Space]:
+    size, size_max = parse_record_size(args.record_size)
+    if args.rf < 1:
+        raise ScenarioError(f"--rf={args.rf} is not allowed: expected an integer ≥ 1")
+    if args.max_brokers < max(args.rf, args.min_brokers):
+        raise ScenarioError(f"--max-brokers={args.max_brokers} is not allowed: RF {args.rf} needs at least "
+                            f"{max(args.rf, args.min_brokers)} brokers")
+    for name in ("max_producers", "max_threads", "jobs"):
+        if getattr(args, name) < 1:
+            raise ScenarioError(f"--{name.replace('_', '-')}={getattr(args, name)} is not allowed: expected an "
+                                f"integer ≥ 1")
+    if args.sim_seconds is not None and args.sim_seconds <= 0:
+        raise ScenarioError(f"--sim-seconds={args.sim_seconds} is not allowed: expected a number > 0")
+    default = Space()
+    space = Space(
+        brokers=tuple(range(max(1, args.min_brokers), args.max_brokers + 1)),
+        producers=tuple(range(1, args.max_producers + 1)),
+        threads=tuple(range(1, args.max_threads + 1)),
+        batch_sizes=_list(args.batch_sizes, "producer.batch.size", default.batch_sizes),
+        linger_ms=_list(args.linger_ms, "producer.linger.ms", default.linger_ms),
+        compressions=_list(args.compression, "producer.compression.type", default.compressions),
+        max_in_flights=_list(args.max_in_flight, "producer.max.in.flight.requests.per.connection",
+                             default.max_in_flights),
+    )
+    req = Request(target_rps=args.target_rps, record_size=size, record_size_max=size_max, acks=args.acks,
+                  rf=args.rf, p99_ms=args.p99_ms, headroom=args.headroom, profile=args.profile,
+                  client_version=args.client_version, payload=args.payload, overrides=parse_overrides(args.set),
+                  sim_seconds=args.sim_seconds)
+    return req, space
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    req, space = request_from_args(args)
+    planner = Planner(req, space, jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
+    if not args.quiet:
+        print(f"kafkasim: planning for {req.planned_rps:,.0f} records/s; each candidate simulates "
+              f"{planner.sim_seconds():.2f} s of traffic", file=sys.stderr)
+    plan = planner.run(sensitivity=not args.no_sensitivity)
+    if args.format == "json":
+        json.dump(plan.to_json(), sys.stdout, indent=1)
+        print()
+    else:
+        print(plan.text())
+    return 0 if plan.best else 1
