@@ -1,0 +1,61 @@
+"""Showing one prediction: perf-test lines, headline figures, verdict with utilisation bars, latency CDF, timeline,
+JMX metrics and brokers."""
+from __future__ import annotations
+
+import streamlit as st
+
+from kafkasim.app import ui_charts
+from kafkasim.app.ui_run import Run
+
+
+def headline(run: Run) -> None:
+    p = run.result.perf_test
+    cols = st.columns(5)
+    cols[0].metric("throughput (records/s)", f"{p['records_per_sec']:,.0f}")
+    cols[1].metric("MB/s", f"{p['mb_per_sec']:.2f}")
+    cols[2].metric("avg latency (ms)", f"{p['avg_latency_ms']:.1f}")
+    cols[3].metric("p99 latency (ms)", f"{p['p99_ms']}")
+    cols[4].metric("time in send() (us)", f"{run.result.worker_latency_us:.2f}")
+
+
+def refresh_caption(run: Run) -> None:
+    r = run.result
+    how = "from the cache" if run.cached else f"computed in {run.seconds:.2f} s"
+    st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated; {how} "
+               f"(model {r.model_version}, seed {r.seed}).")
+    if run.note:
+        st.info(run.note, icon="✂️")
+
+
+def verdict(run: Run) -> None:
+    v = run.result.verdict
+    text = f"**Bottleneck: {v['bottleneck']}** ({v['utilisation']:.0%}) — {v['evidence']}"
+    (st.success if v["bottleneck"] == "none" else st.warning)(text)
+    st.altair_chart(ui_charts.utilisation_chart(run.result.utilisation, v["bottleneck"]), width="stretch")
+
+
+def details(run: Run) -> None:
+    r = run.result
+    st.code("\n".join(list(r.perf_test["windows"]) + [r.perf_test["total"]]), language=None, wrap_lines=True)
+    cdf, timeline, metrics, brokers = st.tabs(["Latency CDF", "Backlog and in-flight timeline", "Producer metrics",
+                                               "Brokers"])
+    with cdf:
+        log_x = st.toggle("log latency axis", key="x_cdf_log")
+        st.altair_chart(ui_charts.cdf_chart(ui_charts.cdf_frame(r.latencies_ms), log_x=log_x), width="stretch")
+    with timeline:
+        st.altair_chart(ui_charts.timeline_chart(ui_charts.timeline_frame(r.timeline)), width="stretch")
+        st.caption("Batches created but not yet drained by the Sender (the RecordAccumulator's backlog) and produce "
+                   "requests awaiting their response, over the whole simulated run including warm-up.")
+    with metrics:
+        st.dataframe(ui_charts.metrics_table(r.metrics, r.worker_latency_us), hide_index=True, width="stretch",
+                     column_config={"value": st.column_config.NumberColumn(format="%.4g")})
+        st.caption("JMX names and Kafka's units (ms, bytes), over the steady part of the run.")
+    with brokers:
+        st.dataframe(ui_charts.brokers_table(r.brokers), hide_index=True, width="stretch")
+
+
+def show(run: Run) -> None:
+    headline(run)
+    refresh_caption(run)
+    verdict(run)
+    details(run)

@@ -1,0 +1,114 @@
+"""Scenario sources for the app: the example files, uploaded YAML, saved YAML and the shareable URL.
+
+Pure functions (no Streamlit) so the pages stay thin and this stays testable. A scenario in the app is a *base*
+(an example file's keys, or an uploaded file's) plus *edits* (flat key -> value as typed); from_flat validates
+the two together, so unset producer properties keep following the client version's defaults.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kafkasim.model.scenario import FIELDS, ScenarioError, flatten, from_flat, parse_overrides
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+DEFAULT_EXAMPLE = "kontur-2020/I"
+NO_EXAMPLE = "(field defaults)"
+UPLOADED = "(uploaded file)"
+
+
+def example_names() -> list[str]:
+    """Example scenarios by their path under examples/ without .yaml, e.g. `kontur-2020/I`."""
+    if not EXAMPLES_DIR.is_dir():
+        return []
+    paths = sorted(EXAMPLES_DIR.rglob("*.yaml"), key=lambda p: (len(p.relative_to(EXAMPLES_DIR).parts), str(p)))
+    return [str(p.relative_to(EXAMPLES_DIR).with_suffix("")) for p in paths]
+
+
+def parse_yaml(text: str, source: str) -> dict[str, Any]:
+    """A scenario file's keys, flattened; ScenarioError (one line) if it is not a mapping of valid YAML."""
+    try:
+        tree = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ScenarioError(f"{source}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(tree, dict):
+        raise ScenarioError(f"{source}: a scenario file must be a mapping of sections (producer:, workload:, ...)")
+    return flatten(tree)
+
+
+def example_raw(name: str) -> dict[str, Any]:
+    """An example's own keys (not resolved: unset producer properties stay unset)."""
+    if name in ("", NO_EXAMPLE, UPLOADED):
+        return {}
+    path = EXAMPLES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise ScenarioError(f"example {name!r} does not exist; examples are {', '.join(example_names()) or 'none'}")
+    return parse_yaml(path.read_text(), str(path))
+
+
+def build(base: dict[str, Any], edits: dict[str, Any]):
+    """The validated scenario from a base and edits (None or blank = the field's default)."""
+    raw = dict(base)
+    for key, value in edits.items():
+        if isinstance(value, str) and value.strip() == "":
+            value = None
+        if value is None:
+            raw.pop(key, None)
+        else:
+            raw[key] = value
+    return from_flat(raw, source="app")
+
+
+def nest(flat: dict[str, Any]) -> dict[str, Any]:
+    """Flat keys back to sections for a readable YAML file; Kafka property names keep their dots."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if "." not in key:
+            out[key] = value
+            continue
+        section, rest = key.split(".", 1)
+        if section == "cluster" and rest.startswith("broker."):
+            out.setdefault("cluster", {}).setdefault("broker", {})[rest[len("broker."):]] = value
+        else:
+            out.setdefault(section, {})[rest] = value
+    return out
+
+
+def to_yaml(scenario, explicit: dict[str, Any] | None = None) -> str:
+    """YAML for a scenario: only the explicit keys (so client defaults still apply when re-loaded), or everything
+    resolved if explicit is None. Typed values come from the resolved scenario."""
+    flat = scenario.flat()
+    keys = list(explicit) if explicit is not None else list(flat)
+    chosen = {k: flat[k] for k in FIELDS if k in keys and k in flat}
+    return yaml.safe_dump(nest(chosen), sort_keys=False, allow_unicode=True)
+
+
+# --- the URL: ?example=kontur-2020/I&producer.batch.size=32768 (every edited key as itself) -------------------
+
+def to_query(example: str, edits: dict[str, Any], extra: dict[str, str] | None = None) -> dict[str, str]:
+    q = {"example": example}
+    for key, value in edits.items():
+        q[key] = "" if value is None else (("true" if value else "false") if isinstance(value, bool) else str(value))
+    q.update(extra or {})
+    return q
+
+
+def from_query(params: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """The example and edits a URL carries; unknown parameters are ignored (the scenario check reports bad
+    values)."""
+    example = params.get("example", DEFAULT_EXAMPLE)
+    edits = {k: v for k, v in params.items() if k in FIELDS}
+    return example, edits
+
+
+# --- Compare: a scenario as one line, `example key=value key=value` --------------------------------------------
+
+def parse_spec(example: str, overrides_text: str):
+    """An example plus `key=value` lines (as `kafkasim predict --set` takes them) -> (scenario, overrides)."""
+    lines = [ln.strip() for ln in overrides_text.replace(";", "\n").splitlines()]
+    overrides = parse_overrides([ln for ln in lines if ln and not ln.startswith("#")])
+    return build(example_raw(example), overrides), overrides
