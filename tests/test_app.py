@@ -1,0 +1,238 @@
+"""The Streamlit app's pages under streamlit.testing's AppTest: widgets change the outputs, bad values show a
+one-line error (never a traceback), the URL carries the scenario, and the helpers round-trip."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from kafkasim.app import compare_reason, ui_fields, ui_scenario  # noqa: E402
+from kafkasim.app.app_command import add_app_command, streamlit_command  # noqa: E402
+from kafkasim.app.ui_run import capped  # noqa: E402
+from kafkasim.model.scenario import FIELDS  # noqa: E402
+from kafkasim.model.simulate import simulate  # noqa: E402
+
+APP = Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"
+TIMEOUT = 180            # the machine is shared; a few small simulations per run
+CAP = "5000"             # records per producer: keeps each prediction a fraction of a second
+
+
+def explore(**params: str) -> AppTest:
+    at = AppTest.from_string("from kafkasim.app.page_explore import render\nrender()", default_timeout=TIMEOUT)
+    at.query_params.update({"cap": CAP, **params})
+    return at.run()
+
+
+def compare(*specs: str) -> AppTest:
+    at = AppTest.from_string("from kafkasim.app.page_compare import render\nrender()", default_timeout=TIMEOUT)
+    at.query_params["cap"] = CAP
+    if specs:
+        at.query_params["c"] = list(specs)
+    return at.run()
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def param(at: AppTest, name: str) -> list[str]:
+    value = at.query_params.get(name, [])
+    return [value] if isinstance(value, str) else list(value)
+
+
+def no_traceback(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+# --- Explore --------------------------------------------------------------------------------------------------
+
+def test_explore_shows_a_prediction_for_the_default_example():
+    at = explore()
+    no_traceback(at)
+    assert not at.error
+    assert at.selectbox(key="x_pick").value == ui_scenario.DEFAULT_EXAMPLE
+    assert float(metric(at, "throughput (records/s)").replace(",", "")) > 0
+    assert any("records sent" in c.value for c in at.code)            # perf-test's own lines
+    assert any("Bottleneck:" in w.value for w in list(at.warning) + list(at.success))
+
+
+def test_every_field_has_a_widget_labelled_with_its_kafka_name_and_doc():
+    at = explore()
+    widgets = {w.key: w for kind in (at.text_input, at.selectbox, at.checkbox) for w in kind}
+    for key, field in FIELDS.items():
+        w = widgets[ui_fields.widget_key(key)]
+        assert w.label == ui_fields.kafka_name(key)
+        assert field.doc in w.help
+    # Producer properties say the client version's default (kontur-2020/I is Java 2.4: linger.ms 0).
+    assert "Default for java 2.4: 0" in widgets["xf:producer.linger.ms"].help
+
+
+def test_changing_batch_size_changes_the_prediction_and_the_url():
+    at = explore()
+    before = metric(at, "throughput (records/s)")
+    at.text_input(key="xf:producer.batch.size").set_value("65536").run()
+    no_traceback(at)
+    assert metric(at, "throughput (records/s)") != before
+    assert param(at, "producer.batch.size") == ["65536"]
+    assert param(at, "example") == [ui_scenario.DEFAULT_EXAMPLE]
+
+
+def test_a_bad_value_shows_an_error_not_a_traceback():
+    at = explore()
+    at.text_input(key="xf:producer.batch.size").set_value("64k").run()
+    no_traceback(at)
+    assert any("producer.batch.size='64k' is not allowed" in e.value for e in at.error)
+    assert not at.metric                                              # no stale prediction under the error
+    at.text_input(key="xf:producer.batch.size").set_value("32768").run()
+    assert not at.error and at.metric
+
+
+def test_a_cross_field_conflict_shows_kafkas_own_message():
+    at = explore()
+    at.checkbox(key="xf:producer.enable.idempotence").check().run()   # kontur-2020/I sets acks=all: fine
+    assert not at.error
+    at.selectbox(key="xf:producer.acks").select("1").run()
+    no_traceback(at)
+    assert any("enable.idempotence=true needs acks=all" in e.value for e in at.error)
+
+
+def test_the_url_carries_the_scenario():
+    at = explore(example="vm-2core/03-50k-b8192", **{"producer.linger.ms": "5", "topic.partitions": "2"})
+    no_traceback(at)
+    assert at.selectbox(key="x_pick").value == "vm-2core/03-50k-b8192"
+    assert at.text_input(key="xf:producer.linger.ms").value == "5"
+    assert at.text_input(key="xf:topic.partitions").value == "2"
+    assert at.text_input(key="xf:producer.batch.size").value == "8192"  # from the example itself
+
+
+def test_an_unknown_example_in_the_url_is_an_error_not_a_traceback():
+    at = explore(example="no-such-example")
+    no_traceback(at)
+    assert any("example 'no-such-example' does not exist" in e.value for e in at.error)
+
+
+def test_untouched_producer_fields_follow_the_client_version_defaults():
+    at = explore(example=ui_scenario.NO_EXAMPLE, **{"client.version": "3.9", "workload.records": "5000"})
+    assert at.text_input(key="xf:producer.linger.ms").value == "0"
+    at.text_input(key="xf:client.version").set_value("4.0").run()
+    no_traceback(at)
+    assert at.text_input(key="xf:producer.linger.ms").value == "5"   # Java 4.x's default
+
+
+def test_picking_another_example_resets_the_fields():
+    at = explore()
+    at.text_input(key="xf:producer.batch.size").set_value("65536").run()
+    at.selectbox(key="x_pick").select("kontur-2020/II").run()
+    no_traceback(at)
+    assert at.text_input(key="xf:producer.batch.size").value == "32768"
+    assert "producer.batch.size" not in at.query_params
+
+
+def test_the_sweep_runs_behind_its_button():
+    at = explore()
+    assert not at.dataframe or all("bottleneck" not in df.value.columns for df in at.dataframe)
+    at.selectbox(key="x_sweep_key").select("producer.batch.size").run()
+    at.text_input(key="x_sweep_values:producer.batch.size").set_value("16384, 65536").run()
+    at.button(key="x_sweep_run").click().run()
+    no_traceback(at)
+    sweep = next(df.value for df in at.dataframe if "bottleneck" in df.value.columns)
+    assert list(sweep["value"]) == ["16384", "65536"]
+    assert sweep["records/s"].iloc[0] != sweep["records/s"].iloc[1]
+
+
+def test_a_bad_sweep_value_is_an_error():
+    at = explore()
+    at.text_input(key="x_sweep_values:producer.batch.size").set_value("16384, big").run()
+    at.button(key="x_sweep_run").click().run()
+    no_traceback(at)
+    assert any("producer.batch.size='big'" in e.value for e in at.error)
+
+
+# --- Compare --------------------------------------------------------------------------------------------------
+
+def test_compare_shows_deltas_and_the_reason():
+    at = compare()
+    no_traceback(at)
+    assert not at.error
+    labels = [m.label for m in at.metric]
+    assert "A: records/s" in labels and "B: records/s" in labels
+    reason = " ".join(m.value for m in at.markdown)
+    assert "**B** is faster" in reason and "held back by its" in reason
+    assert "`producer.batch.size` 16384 → 65536" in reason
+
+
+def test_compare_follows_a_changed_scenario():
+    at = compare()
+    before = metric(at, "B: records/s")
+    at.text_area(key="c_ov1").set_value("producer.batch.size=8192").run()
+    no_traceback(at)
+    assert metric(at, "B: records/s") != before
+    assert param(at, "c")[1] == "kontur-2020/I;producer.batch.size=8192"
+
+
+def test_compare_bad_override_is_an_error():
+    at = compare("kontur-2020/I", "kontur-2020/I;producer.batch.sise=1")
+    no_traceback(at)
+    assert any("unknown key 'producer.batch.sise'" in e.value for e in at.error)
+
+
+def test_compare_three_scenarios():
+    at = compare("kontur-2020/I", "kontur-2020/II", "kontur-2020/III")
+    no_traceback(at)
+    assert {"A: records/s", "B: records/s", "C: records/s"} <= {m.label for m in at.metric}
+
+
+# --- the whole app and the command ------------------------------------------------------------------------------
+
+def test_the_app_file_runs():
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params["cap"] = CAP
+    at.run()
+    no_traceback(at)
+    assert at.metric
+
+
+def test_app_command_defaults_to_localhost():
+    parser = argparse.ArgumentParser()
+    add_app_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["app"])
+    assert (args.port, args.host) == (8501, "127.0.0.1")
+    cmd = streamlit_command(args.port, args.host)
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("streamlit_app.py")
+    assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
+    assert parser.parse_args(["app", "--port", "9000", "--host", "0.0.0.0"]).port == 9000
+
+
+# --- helpers ----------------------------------------------------------------------------------------------------
+
+def test_saved_yaml_loads_back_to_the_same_scenario():
+    base = ui_scenario.example_raw("kontur-2020/I")
+    s = ui_scenario.build(base, {"producer.linger.ms": "10", "cluster.broker.num.io.threads": "4"})
+    text = ui_scenario.to_yaml(s, {**base, "producer.linger.ms": 1, "cluster.broker.num.io.threads": 1})
+    again = ui_scenario.build(ui_scenario.parse_yaml(text, "saved"), {})
+    assert again == s
+    assert "broker:" in text and "batch.size: 16384" in text
+
+
+def test_the_cap_keeps_the_warmup_share():
+    s = ui_scenario.build(ui_scenario.example_raw("kontur-2020/I"), {})
+    small, note = capped(s, 10_000)
+    assert (small.workload.records, small.workload.warmup_records) == (10_000, 1_000)
+    assert "10,000 of the scenario's 1,000,000" in note
+    assert capped(s, 0) == (s, None)
+
+
+def test_the_reason_names_the_slower_ones_bottleneck():
+    a = ui_scenario.build(ui_scenario.example_raw("kontur-2020/I"), {"workload.records": 5000,
+                                                                     "workload.warmup_records": 500})
+    b = a.replace(**{"producer.batch.size": 65536})
+    ra, rb = simulate(a), simulate(b)
+    text = compare_reason.explain("A", ra, a.flat(), "B", rb, b.flat())
+    assert text.startswith("**B** is faster")
+    assert ra.verdict["bottleneck"] in text
+    same = compare_reason.explain("A", ra, a.flat(), "A'", ra, a.flat())
+    assert "as fast" in same and "Their settings are the same" in same
