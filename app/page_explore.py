@@ -116,7 +116,7 @@ def render() -> None:
     _init()
     st.title("Explore")
     st.caption("Every field of a scenario under its Kafka name; the prediction follows each change. "
-               "Hover a field's ⓘ for Kafka's description and the client version's default.")
+               "Hover a field's (?) for Kafka's description and the client version's default.")
     if st.session_state.get("x_load_error"):
         st.error(st.session_state.x_load_error)
     _sidebar_source()

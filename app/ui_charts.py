@@ -34,12 +34,12 @@ def utilisation_chart(util: dict, bottleneck: str | None = None) -> alt.Chart:
                            np.where(df["busy"] >= SATURATED, "saturated", "ok"))
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("busy:Q", title="busy fraction", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("resource:N", sort="-x", title=None),
+        y=alt.Y("resource:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=220)),
         color=alt.Color("state:N", scale=alt.Scale(domain=["bottleneck", "saturated", "ok"],
                                                    range=["#d62728", "#ff7f0e", "#1f77b4"]), legend=None),
         tooltip=["resource", alt.Tooltip("busy:Q", format=".1%")])
     rule = alt.Chart(pd.DataFrame({"x": [SATURATED]})).mark_rule(strokeDash=[4, 3], color="gray").encode(x="x:Q")
-    return (bars + rule).properties(height=max(120, 22 * len(df)))
+    return (bars + rule).properties(height=max(140, 28 * len(df)))
 
 
 def cdf_frame(latencies_ms: np.ndarray, points: int = 400, label: str | None = None) -> pd.DataFrame:

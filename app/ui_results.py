@@ -6,6 +6,7 @@ import streamlit as st
 
 from kafkasim.app import ui_charts
 from kafkasim.app.ui_run import Run
+from kafkasim.model.verdict import SATURATED
 
 
 def headline(run: Run) -> None:
@@ -30,7 +31,15 @@ def refresh_caption(run: Run) -> None:
 def verdict(run: Run) -> None:
     v = run.result.verdict
     text = f"**Bottleneck: {v['bottleneck']}** ({v['utilisation']:.0%}) — {v['evidence']}"
-    (st.success if v["bottleneck"] == "none" else st.warning)(text)
+    if v["bottleneck"] == "none":
+        st.success(text)
+    elif v["utilisation"] < SATURATED:
+        # The model names its busiest resource even when nothing is saturated (e.g. a short, throttled run that
+        # ends before it reaches its target rate): say so rather than call it a bottleneck.
+        st.info(f"**No resource is saturated** (busiest: {v['bottleneck']} at {v['utilisation']:.0%}) — "
+                f"{v['evidence']}")
+    else:
+        st.warning(text)
     st.altair_chart(ui_charts.utilisation_chart(run.result.utilisation, v["bottleneck"]), width="stretch")
 
 
