@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 
 import numpy as np
@@ -27,35 +29,76 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"kafkasim: simulating {scenario.name} ({scenario.workload.records * scenario.producers} records)...",
               file=sys.stderr)
     result = simulate(scenario)
+    from kafkasim.calibration.bands import band, uncertainty
+    spread = None
+    if args.band is None:       # by default, a band whenever the profile was fitted with uncertainty
+        args.band = 8 if uncertainty(scenario) else 0
+    if args.band:
+        if args.format == "text":
+            print(f"kafkasim: drawing {args.band} parameter sets from the profile's fit for a band...",
+                  file=sys.stderr)
+        spread = band(scenario, draws=args.band)
     if args.format == "json":
-        json.dump(result.to_json(timeline=args.timeline), sys.stdout, indent=1, default=_json_default)
+        out = result.to_json(timeline=args.timeline)
+        out["band"] = spread
+        json.dump(out, sys.stdout, indent=1, default=_json_default)
         print()
     else:
         print(result.text())
+        if spread:
+            lo, hi = spread["records_per_sec"]
+            print(f"band ({spread['level']:.0%} of {spread['draws']} draws from the profile's fit): "
+                  f"{lo:,.0f}–{hi:,.0f} records/s, p50 {spread['p50_ms'][0]:.0f}–{spread['p50_ms'][1]:.0f} ms, "
+                  f"p99 {spread['p99_ms'][0]:.0f}–{spread['p99_ms'][1]:.0f} ms")
     return 0
+
+
+def _snapshot_figures(path: str) -> dict[str, float]:
+    """A snapshot file: a perf-test --print-metrics dump, or a YAML of figures."""
+    from kafkasim.calibration.snapshot import KNOWN, read_snapshot
+
+    text = open(path).read() if os.path.isfile(path) else ""
+    if "records sent" in text:
+        from kafkasim.validation.perftest import parse
+        out = parse(text)
+        figures = {k.split(":", 1)[1]: float(v) for k, v in out.metrics.items()
+                   if k.startswith("producer-metrics:") and k.split(":", 1)[1] in KNOWN and isinstance(v, float)}
+        if out.total:
+            figures["records_per_sec"] = out.total.records_per_sec
+        return {k: v for k, v in figures.items() if v > 0}
+    return read_snapshot(path)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from kafkasim.calibration.fit import fit
     from kafkasim.calibration.profile import profile_from_fit, write_profile
     from kafkasim.calibration.runs import load_observations
+    from kafkasim.calibration.snapshot import snapshot_observation
 
-    try:
-        observations = load_observations(args.runs, library=args.client,
-                                         role=None if args.role == "all" else args.role, select=args.select)
-    except (FileNotFoundError, ValueError) as exc:
-        raise ScenarioError(str(exc)) from None
-    if not observations:
-        raise ScenarioError(f"no {args.client} runs with role {args.role!r} in {args.runs} "
-                            f"(--role all to use every run)")
     parameters = args.parameters.split(",") if args.parameters else None
     try:
-        result = fit(observations, args.base_profile, parameters, args.max_records, args.max_evaluations)
-    except ValueError as exc:
+        if args.snapshot:
+            if not args.scenario:
+                raise ValueError("--snapshot needs --scenario: the settings and hardware the figures were measured in")
+            obs, guessed = snapshot_observation(args.scenario, _snapshot_figures(args.snapshot), args.set)
+            observations, parameters = [obs], parameters or guessed
+            base = args.base_profile or obs.scenario["hardware.profile"]
+            source = args.snapshot
+        else:
+            if not args.runs:
+                raise ValueError("give a run store (RUNS.jsonl) or --snapshot FILE --scenario SCENARIO")
+            observations = load_observations(args.runs, library=args.client,
+                                             role=None if args.role == "all" else args.role, select=args.select)
+            if not observations:
+                raise ValueError(f"no {args.client} runs with role {args.role!r} in {args.runs} "
+                                 f"(--role all to use every run)")
+            base, source = args.base_profile or "local-2core", args.runs
+        result = fit(observations, base, parameters, args.max_records, args.max_evaluations)
+    except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
-    name = args.name or args.output.rsplit("/", 1)[-1].removesuffix(".yaml")
-    write_profile(profile_from_fit(result, name, args.runs, [o.config_id for o in observations]), args.output)
-    print(f"wrote {args.output}: " + ", ".join(f"{k}={v:.4g} (×/÷ {2.718281828 ** result.sigma_log[k]:.2f})"
+    name = args.name or os.path.basename(args.output).removesuffix(".yaml")
+    write_profile(profile_from_fit(result, name, source, [o.config_id for o in observations]), args.output)
+    print(f"wrote {args.output}: " + ", ".join(f"{k}={v:.4g} (×/÷ {math.exp(result.sigma_log[k]):.2f})"
                                               for k, v in result.values.items()))
     return 0
 
@@ -92,15 +135,24 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--format", choices=("text", "json"), default="text")
     predict.add_argument("--seed", type=int, help="override the scenario's seed")
     predict.add_argument("--timeline", action="store_true", help="include the backlog/in-flight timeline in JSON")
+    predict.add_argument("--band", type=int, metavar="DRAWS",
+                         help="prediction band from the profile's fitted uncertainty: DRAWS re-runs (default 8 "
+                              "when the profile has a fit, 0 = none)")
     predict.set_defaults(func=cmd_predict)
     calibrate = sub.add_parser("calibrate", help="fit a hardware profile's costs to measured runs")
-    calibrate.add_argument("runs", help="run store (JSONL) written by kafkasim measure")
+    calibrate.add_argument("runs", nargs="?", help="run store (JSONL) written by kafkasim measure")
+    calibrate.add_argument("--snapshot", help="instead of runs: a perf-test --print-metrics dump or a YAML of "
+                                              "figures (request-latency-avg: 9.8, ...)")
+    calibrate.add_argument("--scenario", help="with --snapshot: the scenario the figures were measured in")
+    calibrate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                           help="with --snapshot: override a scenario field")
     calibrate.add_argument("-o", "--output", required=True, help="profile YAML to write")
     calibrate.add_argument("--client", default="java", choices=("java", "kafka-python"))
     calibrate.add_argument("--role", default="calibration",
                            help="use runs with this role (calibration, held-out, or all)")
     calibrate.add_argument("--select", help="only configurations whose id contains this text")
-    calibrate.add_argument("--base-profile", default="local-2core", help="profile to start from")
+    calibrate.add_argument("--base-profile", help="profile to start from (default: local-2core, or with "
+                                                  "--snapshot the scenario's own)")
     calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
     calibrate.add_argument("--name", help="profile name (default: the output file's name)")
     calibrate.add_argument("--max-records", type=int, default=50_000, help="records simulated per run")

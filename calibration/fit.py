@@ -25,6 +25,8 @@ from kafkasim.model.simulate import simulate
 WEIGHTS = {"records_per_sec": 1.0, "request-latency-avg": 0.7, "records-per-request-avg": 0.3}
 THROTTLED_WEIGHTS = {"p50_ms": 0.3, "request-latency-avg": 0.7}
 
+MAX_SIGMA = 2.0
+
 DEFAULT_PARAMETERS = {
     "java": ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us", "broker.byte_ns",
              "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
@@ -58,11 +60,12 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int)
 def predicted(result) -> dict:
     out = {k: result.perf_test[k] for k in ("records_per_sec", "avg_latency_ms", "p50_ms", "p99_ms")}
     out.update(result.metrics)
+    out["worker_latency_us"] = result.worker_latency_us
     return out
 
 
 def residuals_of(obs: Observation, pred: dict) -> dict:
-    weights = {**WEIGHTS, **(THROTTLED_WEIGHTS if obs.throttled else {})}
+    weights = obs.weights or {**WEIGHTS, **(THROTTLED_WEIGHTS if obs.throttled else {})}
     out = {}
     for target, weight in weights.items():
         m, p = obs.measured.get(target), pred.get(target)
@@ -123,7 +126,8 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     dof = max(1, len(solution.fun) - len(parameters))
     s2 = 2.0 * solution.cost / dof
     cov = np.linalg.pinv(jac.T @ jac) * s2
-    sigma = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    # A parameter the runs cannot pin down gets a huge σ; cap it (×/÷ e² ≈ 7.4) so bands stay finite.
+    sigma = np.minimum(np.sqrt(np.clip(np.diag(cov), 0.0, None)), MAX_SIGMA)
     return Fit(library, base_profile, dict(zip(parameters, np.exp(solution.x).round(6).tolist())),
                dict(zip(parameters, sigma.round(4).tolist())), last["by_config"], float(solution.cost),
                count[0], time.time() - started, fixed)

@@ -31,6 +31,7 @@ class Observation:
     spread: dict                   # target -> (max − min) / median over repeats
     repeats: int
     runs: list = field(repr=False, default_factory=list)
+    weights: dict | None = None    # target -> weight, when the figures to match are not the usual ones
 
     @property
     def throttled(self) -> bool:

@@ -1,0 +1,38 @@
+"""Prediction bands: re-run a scenario with its profile's fitted parameters drawn from their uncertainty."""
+from __future__ import annotations
+
+import numpy as np
+
+from kafkasim.calibration.fit import MAX_SIGMA
+from kafkasim.model.hardware import load_profile
+from kafkasim.model.scenario import Scenario
+from kafkasim.model.simulate import simulate
+
+FIGURES = ("records_per_sec", "p50_ms", "p99_ms")
+
+
+def uncertainty(scenario: Scenario) -> dict[str, float]:
+    """σ of log(value) per fitted parameter, for the scenario's client, or {} if its profile has none."""
+    profile = load_profile(scenario.hardware.profile)
+    sigma = (profile.get("uncertainty") or {}).get(scenario.client.library) or {}
+    return {k: min(float(s), MAX_SIGMA) for k, s in sigma.items()}
+
+
+def band(scenario: Scenario, draws: int = 8, level: float = 0.9, max_records: int = 50_000) -> dict | None:
+    """Low and high of throughput, p50 and p99 over `draws` parameter sets drawn from the fit's log-normal
+    uncertainty (central `level` of the draws); None when the profile carries no uncertainty."""
+    sigma = uncertainty(scenario)
+    if not sigma:
+        return None
+    rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(66)[-1])
+    base = scenario.replace(**{"workload.records": min(scenario.workload.records, max_records)})
+    values = {f: [] for f in FIGURES}
+    for _ in range(draws):
+        changed = {f"hardware.{k}": float(scenario.hardware[k] * np.exp(rng.normal(0.0, s)))
+                   for k, s in sigma.items()}
+        perf = simulate(base.replace(**changed)).perf_test
+        for f in FIGURES:
+            values[f].append(perf[f])
+    tail = (1 - level) / 2 * 100
+    return {f: (float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))) for f, v in values.items()} | \
+        {"draws": draws, "level": level}
