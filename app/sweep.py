@@ -3,7 +3,8 @@
 `--vary KEY=V1,V2,...` gives a list of values (the sweep is the cartesian product of all lists); `--vary KEY=LOW:HIGH`
 (or `LOW:HIGH:log`) gives a range, which only a Latin hypercube (`--samples N`, scipy.stats.qmc) can sample. A
 list can be sampled too: the hypercube picks among its values with equal strata. Keys are the scenario's flat keys;
-a bare Kafka property (`batch.size`, `partitions`) is accepted when it names exactly one key.
+a bare Kafka property (`batch.size`, `partitions`) is accepted: the producer's property of that name, else the one
+key ending in it.
 
 Every point is one `simulate()` call. simulate is a pure function of the scenario (seed included), so a point's
 result does not depend on where it ran: serially in this process, in local worker processes (`--jobs N`), or on a
@@ -46,6 +47,8 @@ def resolve_key(key: str) -> str:
     key = key.strip()
     if key in FIELDS:
         return key
+    if "producer." + key in FIELDS:         # a bare Kafka property is the producer's (compression.type)
+        return "producer." + key
     matches = [k for k in FIELDS if k.endswith("." + key)]
     if len(matches) == 1:
         return matches[0]
@@ -191,14 +194,17 @@ def evaluate(scenario: Scenario) -> dict[str, Any]:
         "simulated_seconds": float(r.simulated_seconds),
         "utilisation": {k: float(x) for k, x in r.utilisation.items()},
         "broker_utilisation": _mean_broker_utilisation(r.brokers),
+        "broker_utilisation_max": _mean_broker_utilisation(r.brokers, max),
         RUNTIME_COLUMN: float(r.runtime_seconds),
     }
     return row
 
 
-def _mean_broker_utilisation(brokers: list[dict]) -> dict[str, float]:
+def _mean_broker_utilisation(brokers: list[dict], reduce=np.mean) -> dict[str, float]:
+    """Mean (or max) over brokers of each per-broker utilisation. These divide the whole run's busy time by the
+    steady part's elapsed time, so they can exceed 1: use them for the spread between brokers, not as levels."""
     keys = {k for b in brokers for k in b["utilisation"]}
-    return {k: float(np.mean([b["utilisation"].get(k, 0.0) for b in brokers])) for k in sorted(keys)}
+    return {k: float(reduce([b["utilisation"].get(k, 0.0) for b in brokers])) for k in sorted(keys)}
 
 
 class Progress:

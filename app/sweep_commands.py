@@ -105,7 +105,11 @@ def add_sweep_commands(subparsers) -> None:
     plan.add_argument("--min-brokers", type=int, default=1)
     plan.add_argument("--max-brokers", type=int, default=40)
     plan.add_argument("--max-producers", type=int, default=64, help="producer instances at most (default 64)")
-    plan.add_argument("--max-threads", type=int, default=4, help="worker threads per producer at most (default 4)")
+    plan.add_argument("--max-threads", type=int, default=2,
+                      help="worker threads per producer at most (default 2: more contend on the producer's locks, "
+                           "so the planner adds producer instances instead)")
+    plan.add_argument("--tries-per-shape", type=int, default=1,
+                      help="producer settings simulated per shape, most promising first (default 1)")
     plan.add_argument("--batch-sizes", help="batch.size values to consider (comma list)")
     plan.add_argument("--linger-ms", help="linger.ms values to consider (comma list)")
     plan.add_argument("--compression", help="compression.type values to consider (comma list)")

@@ -1,0 +1,98 @@
+"""kafkasim plan: the plan meets its target in the model, and no cheaper configuration of a small exhaustive grid
+does. The hardware is made slow (20 µs per send(), a 200 Mbit/s NIC) so that a small target needs several
+producers and brokers and each simulation stays short."""
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from kafkasim.app import plan as pl
+from kafkasim.app.sweep import evaluate
+from kafkasim.app.sweep_commands import main as cli_main
+from kafkasim.model.scenario import ScenarioError
+
+SLOW = {"hardware.worker.record_us": 20.0, "hardware.nic_mbit": 200.0}
+SPACE = pl.Space(brokers=(1, 2, 3), producers=(1, 2, 3), threads=(1,), partitions_per_broker=(1, 2),
+                 batch_sizes=(16384, 65536), linger_ms=(5.0,), compressions=("none",), max_in_flights=(5,),
+                 tries_per_shape=2)
+REQUEST = dict(target_rps=50_000, record_size=200, acks="1", rf=1, profile="generic-server", overrides=SLOW,
+               min_records=6_000, sim_seconds=0.12)
+
+
+@pytest.fixture(scope="module")
+def planned():
+    planner = pl.Planner(pl.Request(**REQUEST), SPACE, jobs=2)
+    return planner, planner.run(sensitivity=False, runners_up=1)
+
+
+def test_plan_meets_its_target_in_the_model(planned):
+    planner, plan = planned
+    assert plan.best is not None
+    best = plan.best
+    row = evaluate(planner.scenario(best.shape, best.settings))
+    check = pl.Evaluation(best.shape, best.settings, "", 0.0, row=row)
+    planner.judge(check)
+    assert check.passed, check.reason
+    assert row["records_acked"] > 0 and row["records_failed"] == 0
+    assert check.capacity >= planner.req.planned_rps
+
+
+def test_no_cheaper_configuration_in_the_exhaustive_grid_meets_it(planned):
+    planner, plan = planned
+    best = plan.best
+    cheaper = []
+    for b, p, t, ppb in itertools.product(SPACE.brokers, SPACE.producers, SPACE.threads, SPACE.partitions_per_broker):
+        shape = pl.Shape(b, p, t, b * ppb)
+        if shape.cost < best.shape.cost:
+            cheaper.extend((shape, st) for st in SPACE.settings())
+    assert cheaper, "the grid should hold cheaper configurations for the test to mean anything"
+    from kafkasim.app.sweep import run_scenarios
+    rows = run_scenarios([planner.scenario(s, st) for s, st in cheaper], jobs=2)
+    for (shape, st), row in zip(cheaper, rows):
+        ev = pl.Evaluation(shape, st, "", 0.0, row=row)
+        planner.judge(ev)
+        assert not ev.passed, f"{shape.text()}; {st.text()} is cheaper than the plan and meets the target"
+
+
+def test_analytic_bounds_are_upper_bounds_of_the_model(planned):
+    """The pruning is safe only if the model never beats a bound: check the plan's capacity against them."""
+    planner, plan = planned
+    best = plan.best
+    _, bound = pl.least(planner.bounds.all(best.shape, best.settings))
+    assert best.capacity <= bound / pl.BOUND_SLACK
+
+
+def test_plan_json_and_text(capsys):
+    args = ["plan", "--target-rps", "20000", "--record-size", "200", "--rf", "1", "--acks", "1",
+            "--max-brokers", "2", "--max-producers", "2", "--batch-sizes", "65536", "--linger-ms", "5",
+            "--compression", "none", "--max-in-flight", "5", "--sim-seconds", "0.2", "--jobs", "1", "-q",
+            "--set", "hardware.worker.record_us=20", "--no-sensitivity"]
+    assert cli_main(args + ["--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["plan"]["meets_target"] and data["planned_rps"] == pytest.approx(26_000)
+    assert data["plan"]["brokers"] == 1 and data["plan"]["producers"] == 1
+    assert cli_main(args) == 0
+    out = capsys.readouterr().out
+    assert "PLAN   1 brokers" in out and "simulated for 0.20 s of traffic" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target-rps", "0", "--record-size", "100"], "--target-rps=0 is not allowed"),
+    (["--target-rps", "1000", "--record-size", "big"], "--record-size='big' is not allowed"),
+    (["--target-rps", "1000", "--record-size", "100", "--batch-sizes", "0"], "producer.batch.size=0 is not allowed"),
+    (["--target-rps", "1000", "--record-size", "100", "--max-brokers", "2"], "RF 3 needs at least 3 brokers"),
+    (["--target-rps", "1000", "--record-size", "100", "--set", "producer.batch.sise=1"], "unknown key"),
+])
+def test_bad_plan_input_is_one_line_and_exit_2(capsys, args, message):
+    assert cli_main(["plan", *args, "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kafkasim: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_record_size_range_is_the_models_uniform_distribution():
+    assert pl.parse_record_size("500-1000") == (750, 1000)
+    assert pl.parse_record_size("1024") == (1024, 0)
+    with pytest.raises(ScenarioError):
+        pl.parse_record_size("1000-500")
