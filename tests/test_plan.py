@@ -1,5 +1,5 @@
 """kafkasim plan: the plan meets its target in the model, and no cheaper configuration of a small exhaustive grid
-does. The hardware is made slow (20 µs per send(), a 200 Mbit/s NIC) so that a small target needs several
+does. The hardware is made slow (20 µs per send(), a 100 Mbit/s NIC) so that a small target needs several
 producers and brokers and each simulation stays short."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kafkasim.app.sweep import evaluate
 from kafkasim.app.sweep_commands import main as cli_main
 from kafkasim.model.scenario import ScenarioError
 
-SLOW = {"hardware.worker.record_us": 20.0, "hardware.nic_mbit": 200.0}
+SLOW = {"hardware.worker.record_us": 20.0, "hardware.nic_mbit": 100.0}
 SPACE = pl.Space(brokers=(1, 2, 3), producers=(1, 2, 3), threads=(1,), partitions_per_broker=(1, 2),
                  batch_sizes=(16384, 65536), linger_ms=(5.0,), compressions=("none",), max_in_flights=(5,),
                  tries_per_shape=2)
@@ -96,3 +96,9 @@ def test_record_size_range_is_the_models_uniform_distribution():
     assert pl.parse_record_size("1024") == (1024, 0)
     with pytest.raises(ScenarioError):
         pl.parse_record_size("1000-500")
+
+
+def test_the_small_case_needs_more_than_one_broker_and_producer(planned):
+    """The grid test above means something only if the plan had to grow past the smallest shape on both sides."""
+    _, plan = planned
+    assert plan.best.shape.brokers == 2 and plan.best.shape.producers == 2
