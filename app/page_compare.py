@@ -58,17 +58,32 @@ def _inputs(n: int) -> list[tuple[str, str]]:
     return out
 
 
+METRICS = ("batch-size-avg", "records-per-request-avg", "request-latency-avg", "record-queue-time-avg",
+           "request-rate", "bufferpool-wait-ratio")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def _table(names: list[str], runs: list) -> pd.DataFrame:
+    """Headline figures and key JMX metrics, formatted, with each scenario's change against A."""
+    values = [(label, [r.result.perf_test[f] for r in runs]) for label, f in ui_charts.HEADLINE]
+    values += [(f"producer-metrics:{m}", [r.result.metrics[m] for r in runs]) for m in METRICS]
     rows = []
-    for label, field in ui_charts.HEADLINE:
+    for label, xs in values:
         row = {"": label}
-        base = runs[0].result.perf_test[field]
-        for n, r in zip(names, runs):
-            value = r.result.perf_test[field]
-            row[n] = value
-            if n != names[0]:
-                row[f"{n} vs {names[0]}"] = (f"{(value - base) / base:+.0%}" if base else "—")
+        for i, (n, x) in enumerate(zip(names, xs)):
+            row[n] = _fmt(float(x))
+            if i:
+                row[f"{n} vs {names[0]}"] = f"{(x - xs[0]) / xs[0]:+.0%}" if xs[0] else "—"
         rows.append(row)
+    row = {"": "bottleneck"}
+    for i, (n, r) in enumerate(zip(names, runs)):
+        row[n] = f"{r.result.verdict['bottleneck']} ({r.result.verdict['utilisation']:.0%})"
+        if i:
+            row[f"{n} vs {names[0]}"] = ""
+    rows.append(row)
     return pd.DataFrame(rows)
 
 

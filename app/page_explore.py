@@ -7,6 +7,8 @@ edits and the record cap.
 """
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
@@ -112,6 +114,24 @@ def _sidebar_fields(resolved: dict) -> None:
                 ui_fields.field_widget(key, library, version, _on_edit)
 
 
+def _actions(scenario) -> None:
+    """Save the scenario, and open Compare with it as A and a variant as B (in a new tab)."""
+    explicit = {**st.session_state.x_base, **{k: v for k, v in st.session_state.x_edits.items() if v is not None}}
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button("save scenario YAML", ui_scenario.to_yaml(scenario, explicit),
+                         file_name=f"{scenario.name}.yaml", mime="application/x-yaml",
+                         help="The keys the example sets plus your changes; unset producer properties keep the "
+                              "client version's defaults when loaded again.")
+    edits = {k: v for k, v in st.session_state.x_edits.items() if v is not None}
+    a = ui_scenario.to_spec(st.session_state.x_example, edits)
+    b = ui_scenario.to_spec(st.session_state.x_example,
+                            {**edits, "producer.batch.size": 2 * scenario.producer.batch_size})
+    cap = int(st.session_state.x_cap)
+    query = [("c", a), ("c", b)] + ([] if cap == DEFAULT_CAP else [("cap", str(cap))])
+    right.link_button("compare with a variant", "./compare?" + urlencode(query),
+                      help="Opens Compare in a new tab with this scenario as A and batch.size doubled as B.")
+
+
 def render() -> None:
     _init()
     st.title("Explore")
@@ -134,11 +154,7 @@ def render() -> None:
     if error:
         st.error(f"kafkasim: error: {error}")
         st.stop()
-    explicit = {**st.session_state.x_base, **{k: v for k, v in st.session_state.x_edits.items() if v is not None}}
-    st.download_button("save scenario YAML", ui_scenario.to_yaml(scenario, explicit),
-                       file_name=f"{scenario.name}.yaml", mime="application/x-yaml",
-                       help="The keys the example sets plus your changes; unset producer properties keep the "
-                            "client version's defaults when loaded again.")
+    _actions(scenario)
     with st.spinner("simulating…"):
         result = run(scenario, cap)
     ui_results.show(result)

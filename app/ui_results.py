@@ -24,6 +24,9 @@ def refresh_caption(run: Run) -> None:
     how = "from the cache" if run.cached else f"computed in {run.seconds:.2f} s"
     st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated; {how} "
                f"(model {r.model_version}, seed {r.seed}).")
+    if not run.cached and run.seconds > 2.0:
+        st.caption(f"⏱ This prediction took {run.seconds:.1f} s: lower the record cap in the sidebar for quicker "
+                   "refreshes.")
     if run.note:
         st.info(run.note, icon="✂️")
 

@@ -6,6 +6,7 @@ the two together, so unset producer properties keep following the client version
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,22 @@ UPLOADED = "(uploaded file)"
 
 
 def example_names() -> list[str]:
-    """Example scenarios by their path under examples/ without .yaml, e.g. `kontur-2020/I`."""
+    """Example scenarios by their path under examples/ without .yaml, e.g. `kontur-2020/I`. Other YAML files
+    there (calibration snapshots, ...) are left out: a scenario's keys are all scenario fields."""
     if not EXAMPLES_DIR.is_dir():
         return []
     paths = sorted(EXAMPLES_DIR.rglob("*.yaml"), key=lambda p: (len(p.relative_to(EXAMPLES_DIR).parts), str(p)))
-    return [str(p.relative_to(EXAMPLES_DIR).with_suffix("")) for p in paths]
+    return [str(p.relative_to(EXAMPLES_DIR).with_suffix("")) for p in paths
+            if _is_scenario(str(p), p.stat().st_mtime_ns)]
+
+
+@functools.lru_cache(maxsize=512)
+def _is_scenario(path: str, mtime_ns: int) -> bool:
+    try:
+        keys = parse_yaml(Path(path).read_text(), path)
+    except (ScenarioError, OSError, UnicodeDecodeError):
+        return False
+    return bool(keys) and all(k in FIELDS for k in keys)
 
 
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
@@ -112,3 +124,9 @@ def parse_spec(example: str, overrides_text: str):
     lines = [ln.strip() for ln in overrides_text.replace(";", "\n").splitlines()]
     overrides = parse_overrides([ln for ln in lines if ln and not ln.startswith("#")])
     return build(example_raw(example), overrides), overrides
+
+
+def to_spec(example: str, edits: dict[str, Any]) -> str:
+    """The Compare page's one-line form of a scenario: `example;key=value;key=value`."""
+    items = [f"{k}={'' if v is None else (str(v).lower() if isinstance(v, bool) else v)}" for k, v in edits.items()]
+    return ";".join([example] + items)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -151,6 +152,18 @@ def test_a_bad_sweep_value_is_an_error():
     at.button(key="x_sweep_run").click().run()
     no_traceback(at)
     assert any("producer.batch.size='big'" in e.value for e in at.error)
+
+
+def test_explore_opens_compare_with_its_scenario_and_a_variant():
+    at = explore(**{"producer.linger.ms": "10"})
+    url = at.get("link_button")[0].proto.url
+    assert url.startswith("./compare?")
+    query = parse_qs(urlsplit(url).query)
+    assert query["c"] == ["kontur-2020/I;producer.linger.ms=10",
+                          "kontur-2020/I;producer.linger.ms=10;producer.batch.size=32768"]
+    at = compare(*query["c"])
+    no_traceback(at)
+    assert "`producer.batch.size` 16384 → 32768" in " ".join(m.value for m in at.markdown)
 
 
 # --- Compare --------------------------------------------------------------------------------------------------
