@@ -2,7 +2,7 @@
 scheduler is given). Prints figures; never fails on time. On a shared machine the absolute figures are noisy:
 compare the ratio within one run.
 
-    .venv/bin/python benchmarks/bench_sweep.py [--records 20000] [--jobs 2] [--scheduler tcp://HOST:8786]
+    .venv/bin/python benchmarks/bench_sweep.py [--records 100000] [--jobs 2] [--scheduler tcp://HOST:8786] [--dask-local 2]
 """
 from __future__ import annotations
 
@@ -23,10 +23,17 @@ VARY = ["batch.size=16384,32768,65536,131072", "linger.ms=0,5"]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--records", type=int, default=20_000, help="records per configuration (default 20,000)")
+    ap.add_argument("--records", type=int, default=100_000, help="records per configuration (default 100,000)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--scheduler")
+    ap.add_argument("--dask-local", type=int, metavar="N",
+                    help="also run on a Dask LocalCluster of N single-threaded worker processes")
     args = ap.parse_args()
+    cluster = None
+    if args.dask_local:
+        from dask.distributed import LocalCluster
+        cluster = LocalCluster(n_workers=args.dask_local, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
     base = from_flat({**BASE, "workload.records": args.records, "workload.warmup_records": args.records // 5})
     axes = sw.parse_axes(VARY)
     n = len(sw.grid_points(axes))
@@ -35,6 +42,8 @@ def main() -> None:
     runs = [("serial", dict(jobs=1)), (f"{args.jobs} processes", dict(jobs=args.jobs))]
     if args.scheduler:
         runs.append((f"dask {args.scheduler}", dict(scheduler=args.scheduler)))
+    if cluster is not None:
+        runs.append((f"dask LocalCluster x{args.dask_local}", dict(scheduler=cluster.scheduler_address)))
     rates, rows = {}, {}
     for label, kw in runs:
         start = time.perf_counter()
@@ -48,6 +57,9 @@ def main() -> None:
     for label in list(rates)[1:]:
         same = rows[label] == rows[first]
         print(f"{label} vs {first}: {rates[label] / rates[first]:.2f}x, results identical: {same}")
+    print(f"load average after: {os.getloadavg()[0]:.1f} (other work on the machine takes CPU from the processes)")
+    if cluster is not None:
+        cluster.close()
 
 
 if __name__ == "__main__":
