@@ -1,0 +1,90 @@
+"""Calibration: the fit recovers parameters from runs the model itself produced; snapshots and bands."""
+import io
+import json
+
+import pytest
+
+from kafkasim.calibration.bands import band
+from kafkasim.calibration.fit import fit, predicted, scenario_for
+from kafkasim.calibration.profile import profile_from_fit, write_profile
+from kafkasim.calibration.runs import Observation, load_observations
+from kafkasim.calibration.snapshot import read_snapshot, snapshot_observation
+from kafkasim.model.scenario import from_flat, load_scenario
+from kafkasim.model.simulate import simulate
+
+BASE = {"client.library": "java", "client.version": "3.9", "producer.acks": "1", "producer.linger.ms": 0,
+        "workload.records": 10000, "workload.record_size": 1024, "topic.partitions": 1,
+        "hardware.profile": "local-2core"}
+
+
+def synthetic(config_id: str, truth: dict, **settings) -> Observation:
+    """An observation whose 'measurement' is the model's own prediction with known parameters."""
+    flat = {**BASE, **settings}
+    scenario = from_flat(flat)
+    obs = Observation(config_id, "java", "calibration", scenario.flat(), {}, {}, 1)
+    obs.measured = predicted(simulate(scenario_for(obs, "local-2core", truth, 10000)))
+    return obs
+
+
+def test_fit_recovers_the_broker_cost_that_made_the_runs():
+    truth = {"broker.request_us": 400.0}
+    runs = [synthetic("b16k", truth, **{"producer.batch.size": 16384}),
+            synthetic("b64k", truth, **{"producer.batch.size": 65536})]
+    result = fit(runs, "local-2core", ["broker.request_us"], max_records=10000, max_evaluations=12,
+                 progress=io.StringIO())
+    assert result.values["broker.request_us"] == pytest.approx(400.0, rel=0.15)
+    assert result.cost < 0.01
+    profile = profile_from_fit(result, "synthetic", "memory", ["b16k", "b64k"])
+    assert profile["hardware"]["broker.request_us"] == pytest.approx(result.values["broker.request_us"], rel=1e-6)
+    assert "broker.request_us" in profile["uncertainty"]["java"]
+
+
+def test_fitted_profile_loads_and_predicts_with_a_band(tmp_path):
+    truth = {"broker.request_us": 700.0}
+    runs = [synthetic("b16k", truth, **{"producer.batch.size": 16384})]
+    result = fit(runs, "local-2core", ["broker.request_us"], max_records=10000, max_evaluations=8,
+                 progress=io.StringIO())
+    path = tmp_path / "fitted.yaml"
+    write_profile(profile_from_fit(result, "fitted", "memory", ["b16k"]), path)
+    scenario = from_flat({**BASE, "hardware.profile": str(path)})
+    assert scenario.hardware["broker.request_us"] == pytest.approx(result.values["broker.request_us"])
+    spread = band(scenario, draws=4, max_records=10000)
+    lo, hi = spread["records_per_sec"]
+    assert 0 < lo <= hi
+
+
+def test_load_observations_takes_medians_and_spread(tmp_path):
+    rows = []
+    for i, rate in enumerate([100.0, 120.0, 110.0]):
+        rows.append({"client": {"library": "java"}, "config_id": "c1", "role": "calibration", "ok": True,
+                     "scenario": {"workload.throughput": -1}, "result": {"records_per_sec": rate},
+                     "metrics": {"producer-metrics:request-latency-avg": 2.0 + i}})
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    (obs,) = load_observations(path)
+    assert obs.measured["records_per_sec"] == 110.0
+    assert obs.spread["records_per_sec"] == pytest.approx(20 / 110)
+    assert obs.measured["request-latency-avg"] == 3.0
+    assert obs.repeats == 3
+
+
+def test_snapshot_names_and_values_are_checked(tmp_path):
+    good = tmp_path / "snap.yaml"
+    good.write_text("producer-metrics:request-latency-avg: 9.8\nrequest-rate: 1391\n")
+    assert read_snapshot(good) == {"request-latency-avg": 9.8, "request-rate": 1391.0}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("request-latency: 9.8\n")
+    with pytest.raises(ValueError, match="unknown figure 'request-latency'"):
+        read_snapshot(bad)
+    negative = tmp_path / "neg.yaml"
+    negative.write_text("request-latency-avg: -1\n")
+    with pytest.raises(ValueError, match="positive number"):
+        read_snapshot(negative)
+
+
+def test_snapshot_observation_picks_the_parameters_its_figures_determine():
+    obs, parameters = snapshot_observation("examples/kontur-2020/I.yaml",
+                                           {"request-latency-avg": 9.8, "batch-size-avg": 15066})
+    assert parameters == ["broker.request_us"]
+    assert obs.weights == {"request-latency-avg": 1.0, "batch-size-avg": 1.0}
+    assert obs.scenario["hardware.profile"] == "kontur-2020"
