@@ -189,3 +189,24 @@ def test_two_shared_cores_give_less_than_either_alone(flat):
 def test_shared_cores_are_named_the_bottleneck():
     shared = cached(scenario(LOCAL))
     assert shared.verdict["bottleneck"] == "shared cpu"
+
+
+# --- what the utilisations mean -------------------------------------------------------------------------------
+
+PAGE_CACHE = {"client.version": "2.4", "producer.acks": "1", "producer.enable.idempotence": False,
+              "workload.records": 5000, "producers": 3, "topic.partitions": 6, "topic.replication.factor": 3,
+              "cluster.brokers": 3, "producer.batch.size": 65536, "producer.linger.ms": 5}
+
+
+@pytest.mark.xfail(strict=False, reason="model bug: broker disk utilisation is the disk Pipe's booked seconds over "
+                   "the run, including writes the page cache absorbed and the disk finishes after the run ends: "
+                   "here 144 % on every broker, and the verdict names 'broker disk' although no append ever waited "
+                   "for the disk (1 GiB of dirty pages allowed; 46 MB written per broker)")
+def test_utilisations_are_fractions_and_the_page_cache_hides_the_disk():
+    r = cached(scenario(PAGE_CACHE))
+    for name, value in r.utilisation.items():
+        assert 0.0 <= value <= 1.0 + 1e-9, (name, value)
+    for b in r.brokers:
+        for name, value in b["utilisation"].items():
+            assert 0.0 <= value <= 1.0 + 1e-9, (b["id"], name, value)
+    assert r.verdict["bottleneck"] != "broker disk"
