@@ -94,10 +94,11 @@ def _sidebar_source() -> None:
 
 
 def _sync_widgets(resolved: dict) -> None:
-    """Untouched widgets show the resolved value (so producer defaults follow client.version)."""
+    """Untouched widgets show the resolved value (so producer defaults follow client.version); so do fields the
+    user blanked (they take the default, which the widget then shows)."""
     for key in FIELDS:
         wkey = ui_fields.widget_key(key)
-        if key in st.session_state.x_edits:
+        if key in st.session_state.x_edits and st.session_state.x_edits[key] is not None:
             if wkey not in st.session_state:    # an edit from the URL: show it as given
                 value = st.session_state.x_edits[key]
                 st.session_state[wkey] = ui_fields.widget_value(key, value) if FIELDS[key].kind is not bool \
@@ -110,7 +111,16 @@ def _sidebar_fields(resolved: dict) -> None:
     library, version = resolved.get("client.library"), resolved.get("client.version")
     for section, title, expanded in ui_fields.SECTIONS:
         with st.sidebar.expander(title, expanded=expanded):
-            for key in ui_fields.keys_in(section):
+            keys = ui_fields.keys_in(section)
+            costs = [k for k in keys if ui_fields.is_cost(k)]
+            if costs:
+                # ~40 cost parameters: drawn only on request (each widget costs a rerun a few ms).
+                edited = any(k in st.session_state.x_edits for k in costs)
+                show = st.toggle(f"show the profile's {len(costs)} cost parameters", value=edited,
+                                 key="x_show_costs", help="CPU per record, byte, request and batch on the client "
+                                 "and brokers, and each codec's CPU cost and ratio per payload.")
+                keys = keys if show else [k for k in keys if k not in costs]
+            for key in keys:
                 ui_fields.field_widget(key, library, version, _on_edit)
 
 

@@ -41,8 +41,16 @@ def widget_key(key: str, prefix: str = "xf") -> str:
     return f"{prefix}:{key}"
 
 
+# Hardware cost parameters (per record, byte, request; codecs): many, rarely changed, so behind a toggle.
+COST_PREFIXES = ("hardware.worker.", "hardware.sender.", "hardware.broker.", "hardware.compression.")
+
+
 def keys_in(section: str) -> list[str]:
     return [k for k in FIELDS if section_of(k) == section]
+
+
+def is_cost(key: str) -> bool:
+    return key.startswith(COST_PREFIXES)
 
 
 def to_text(value: Any) -> str:

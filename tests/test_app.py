@@ -64,6 +64,8 @@ def test_explore_shows_a_prediction_for_the_default_example():
 
 def test_every_field_has_a_widget_labelled_with_its_kafka_name_and_doc():
     at = explore()
+    assert "xf:hardware.worker.record_us" not in {w.key for w in at.text_input}   # cost parameters on request
+    at.toggle(key="x_show_costs").set_value(True).run()
     widgets = {w.key: w for kind in (at.text_input, at.selectbox, at.checkbox) for w in kind}
     for key, field in FIELDS.items():
         w = widgets[ui_fields.widget_key(key)]
@@ -102,6 +104,16 @@ def test_a_cross_field_conflict_shows_kafkas_own_message():
     assert any("enable.idempotence=true needs acks=all" in e.value for e in at.error)
 
 
+def test_an_edited_cost_parameter_is_shown_and_changes_the_prediction():
+    at = explore(**{"hardware.worker.record_us": "40"})
+    no_traceback(at)
+    assert at.text_input(key="xf:hardware.worker.record_us").value == "40"
+    slow = metric(at, "time in send() (us)")
+    at.text_input(key="xf:hardware.worker.record_us").set_value("").run()      # blank: the profile's value
+    assert float(metric(at, "time in send() (us)")) < float(slow)
+    assert at.text_input(key="xf:hardware.worker.record_us").value not in ("", "40")
+
+
 def test_the_url_carries_the_scenario():
     at = explore(example="vm-2core/03-50k-b8192", **{"producer.linger.ms": "5", "topic.partitions": "2"})
     no_traceback(at)
@@ -123,6 +135,13 @@ def test_untouched_producer_fields_follow_the_client_version_defaults():
     at.text_input(key="xf:client.version").set_value("4.0").run()
     no_traceback(at)
     assert at.text_input(key="xf:producer.linger.ms").value == "5"   # Java 4.x's default
+
+
+def test_a_blank_producer_field_takes_the_client_default():
+    at = explore()                                                    # kontur-2020/I sets batch.size 16384
+    at.text_input(key="xf:producer.linger.ms").set_value("").run()    # it sets linger.ms 5; Java 2.4's default is 0
+    no_traceback(at)
+    assert at.text_input(key="xf:producer.linger.ms").value == "0"
 
 
 def test_picking_another_example_resets_the_fields():
