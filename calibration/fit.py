@@ -34,6 +34,10 @@ DEFAULT_PARAMETERS = {
 }
 
 
+class _Budget(Exception):
+    """The evaluation budget is spent."""
+
+
 @dataclass
 class Fit:
     library: str
@@ -102,8 +106,12 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     x0 = np.log(np.maximum([float(start_values[p]) for p in parameters], 1e-3))
     started, count = time.time(), [0]
     last: dict = {}
+    best = {"cost": math.inf, "x": x0}
+    limit = [max_evaluations]
 
     def fun(x: np.ndarray) -> np.ndarray:
+        if count[0] >= limit[0]:
+            raise _Budget()
         params = {**fixed, **dict(zip(parameters, np.exp(x)))}
         out, by_config = [], {}
         for obs in observations:
@@ -114,20 +122,30 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
         count[0] += 1
         cost = 0.5 * float(np.sum(np.square(out)))
         last.update(by_config=by_config)
+        if cost < best["cost"]:
+            best.update(cost=cost, x=np.array(x), by_config=by_config)
         print(f"  evaluation {count[0]:3d}: cost {cost:.4f}  ({time.time() - started:.0f} s)", file=progress,
               flush=True)
         return np.asarray(out)
 
     print(f"fitting {', '.join(parameters)} to {len(observations)} configurations ({library})", file=progress)
-    solution = least_squares(fun, x0, bounds=(x0 - 7.0, x0 + 7.0), diff_step=0.05, max_nfev=max_evaluations,
-                             x_scale=1.0)
-    fun(solution.x)                               # the residuals at the solution, for the report
-    jac = solution.jac
-    dof = max(1, len(solution.fun) - len(parameters))
-    s2 = 2.0 * solution.cost / dof
+    try:
+        solution = least_squares(fun, x0, bounds=(x0 - 7.0, x0 + 7.0), diff_step=0.05, x_scale=1.0)
+        x, jac, residuals, cost = solution.x, solution.jac, solution.fun, float(solution.cost)
+    except _Budget:
+        # Out of evaluations: keep the best point seen; its Jacobian by forward differences for the uncertainty.
+        print(f"  evaluation budget ({max_evaluations}) spent: keeping the best point", file=progress)
+        limit[0] = count[0] + len(parameters) + 1   # the evaluations the Jacobian needs
+        x, cost = best["x"], best["cost"]
+        residuals = fun(x)
+        best["by_config"] = last["by_config"]
+        step = 0.05
+        jac = np.column_stack([(fun(x + step * np.eye(len(x))[i]) - residuals) / step for i in range(len(x))])
+    dof = max(1, len(residuals) - len(parameters))
+    s2 = 2.0 * cost / dof
     cov = np.linalg.pinv(jac.T @ jac) * s2
     # A parameter the runs cannot pin down gets a huge σ; cap it (×/÷ e² ≈ 7.4) so bands stay finite.
     sigma = np.minimum(np.sqrt(np.clip(np.diag(cov), 0.0, None)), MAX_SIGMA)
-    return Fit(library, base_profile, dict(zip(parameters, np.exp(solution.x).round(6).tolist())),
-               dict(zip(parameters, sigma.round(4).tolist())), last["by_config"], float(solution.cost),
+    return Fit(library, base_profile, dict(zip(parameters, np.exp(x).round(6).tolist())),
+               dict(zip(parameters, sigma.round(4).tolist())), best["by_config"], cost,
                count[0], time.time() - started, fixed)
