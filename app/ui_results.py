@@ -39,11 +39,12 @@ def verdict(run: Run) -> None:
     elif v["utilisation"] < SATURATED:
         # The model names its busiest resource even when nothing is saturated (e.g. a short, throttled run that
         # ends before it reaches its target rate): say so rather than call it a bottleneck.
-        st.info(f"**No resource is saturated** (busiest: {v['bottleneck']} at {v['utilisation']:.0%}) — "
-                f"{v['evidence']}")
+        st.info(f"**No resource is saturated** (busiest: {v['bottleneck']} at {v['utilisation']:.0%}). A short "
+                f"run may end before the backlog builds up; raise the record cap to check.")
     else:
         st.warning(text)
-    st.altair_chart(ui_charts.utilisation_chart(run.result.utilisation, v["bottleneck"]), width="stretch")
+    marked = v["bottleneck"] if v["bottleneck"] != "none" and v["utilisation"] >= SATURATED else None
+    st.altair_chart(ui_charts.utilisation_chart(run.result.utilisation, marked), width="stretch")
 
 
 def details(run: Run) -> None:

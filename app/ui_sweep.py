@@ -87,4 +87,6 @@ def section(s: Scenario, cap: int) -> None:
         else:
             plot["value"] = plot["value"].astype(str)
         st.altair_chart(ui_charts.sweep_chart(plot, done["key"]), width="stretch")
-    st.dataframe(df.astype({"value": str}), hide_index=True, width="stretch")
+    st.dataframe(df.astype({"value": str}), hide_index=True, width="stretch", column_config={
+        "records/s": st.column_config.NumberColumn(format="%.0f"), "MB/s": st.column_config.NumberColumn(format="%.2f"),
+        "avg ms": st.column_config.NumberColumn(format="%.1f")})

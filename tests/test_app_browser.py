@@ -131,10 +131,13 @@ def test_changing_batch_size_in_the_browser_changes_the_predicted_throughput(app
     assert field.get_attribute("value") == "16384"             # kontur-2020/I, the default example
     field.send_keys(Keys.CONTROL, "a")
     field.send_keys("65536", Keys.ENTER)
+    changed_at = time.monotonic()
     after = wait.until(lambda d: settled(d) and (v := metric_value(d, THROUGHPUT)) not in (None, before) and v)
+    refresh_s = time.monotonic() - changed_at
     assert float(after.replace(",", "")) != float(before.replace(",", ""))
     assert "producer.batch.size=65536" in browser.current_url    # the URL carries the change
 
     shot = screenshot_path(tmp_path)
     assert browser.save_screenshot(str(shot))
-    print(f"throughput {before} -> {after} records/s; screenshot {shot}")
+    print(f"throughput {before} -> {after} records/s, refreshed in the browser in {refresh_s:.1f} s; "
+          f"screenshot {shot}")
