@@ -169,8 +169,15 @@ class Bounds:
         """Bounds that depend on the producers alone."""
         h = self.hw
         out = {"worker threads": producers * threads / self.send_seconds(st)}
-        if threads > 1 and h["worker.metadata_lock_us"] > 0:
-            out["producer-wide lock"] = producers / (h["worker.metadata_lock_us"] * 1e-6)
+        if threads > 1:
+            # The sticky partitioners send every thread to the same partition until its batch is full, so the
+            # partition's deque lock serialises the producer's appends; the producer-wide lock always does.
+            deque = h["worker.lock_us"] + h["worker.contention_us"] * (threads - 1)
+            meta = h["worker.metadata_lock_us"] + h["worker.metadata_contention_us"] * (threads - 1)
+            if deque > 0:
+                out["partition deque lock"] = producers / (deque * 1e-6)
+            if meta > 0:
+                out["producer-wide lock"] = producers / (meta * 1e-6)
         sender = (h["sender.record_us"] * 1e-6 + h["sender.batch_us"] * 1e-6 / self.per_batch(st))
         out["sender thread"] = producers / sender if sender > 0 else math.inf
         out["client NIC"] = producers * h["nic_mbit"] * MBIT / self.wire(st)
@@ -414,19 +421,29 @@ class Planner:
         per = {"broker io-threads": "io-threads", "broker network-threads": "network-threads", "broker disk": "disk"}
         broker_keys = [k for k in per if k in u]
         busiest = max(broker_keys, key=u.get) if broker_keys else None
-        if busiest and u[busiest] >= SATURATED and u[busiest] >= workers:
+        delivered = row.get("delivered_rps") or 0.0
+        offered = self.req.planned_rps
+        behind = delivered < KEEP_UP * offered
+        named = row["bottleneck"] if row["bottleneck"] in per else None
+        # A run that falls behind while its workers are busy is held back by the producers, whatever the verdict
+        # names (short runs can overstate the disk's busy time).
+        if busiest and ((u[busiest] >= SATURATED and u[busiest] >= workers) or (behind and named and workers < 0.8)):
+            busiest = named or busiest
             mean = row["broker_utilisation"].get(per[busiest], 0.0)
             top = row.get("broker_utilisation_max", {}).get(per[busiest], 0.0)
-            average = u[busiest] * (mean / top if top > 0 else 1.0)
-            need = max(b + 1, math.ceil(b * average / SATURATED))
+            balance = mean / top if top > 0 else 1.0
+            # Busy fraction when it keeps up; when it falls behind, the shortfall itself says how much is missing.
+            load = max(u[busiest] / SATURATED, offered / max(delivered, 1.0) if behind else 0.0) * balance
+            need = max(b + 1, math.ceil(b * load))
             if need > self.min_brokers:
                 for k in range(b, need):
-                    self.excluded.setdefault(k, f"model: {busiest} {u[busiest]:.0%} busy (average broker "
-                                                f"{average:.0%}) with {b} brokers at the planned rate")
+                    self.excluded.setdefault(k, f"model: {busiest} saturated with {b} brokers at the planned rate "
+                                                f"(delivers {delivered:,.0f} of {offered:,.0f} records/s, "
+                                                f"busiest broker {u[busiest]:.0%}, average {u[busiest] * balance:.0%})")
                 self.min_brokers = need
             return
         delivered = row.get("delivered_rps") or 0.0
-        if workers >= SATURATED or row["bottleneck"] in ("worker threads", "lock contention"):
+        if workers >= SATURATED or row["bottleneck"] in ("worker threads", "lock contention") or behind:
             short = max(workers / SATURATED, self.req.planned_rps / max(delivered, 1.0))
             self.min_workers = max(self.min_workers, workers_now + 1, math.ceil(workers_now * short))
 

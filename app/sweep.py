@@ -27,6 +27,8 @@ import numpy as np
 import yaml
 
 from kafkasim.model.scenario import FIELDS, Scenario, ScenarioError, check_key, check_value
+# Imported here, not in evaluate(): forked worker processes then run the model this process loaded.
+from kafkasim.model.simulate import simulate
 
 # Columns every row carries (after the varied keys), all from the model's result.
 RESULT_COLUMNS = ("records_per_sec", "mb_per_sec", "avg_latency_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms",
@@ -179,8 +181,6 @@ def point_scenarios(base: Scenario, points: Sequence[dict[str, Any]]) -> list[Sc
 
 def evaluate(scenario: Scenario) -> dict[str, Any]:
     """simulate() one scenario and reduce its result to a row of plain Python values (picklable, CSV-ready)."""
-    from kafkasim.model.simulate import simulate
-
     r = simulate(scenario)
     p, m, v = r.perf_test, r.metrics, r.verdict
     row = {

@@ -28,7 +28,7 @@ def main() -> None:
     print(f"plan for {args.target_rps:,.0f} records/s of {args.record_size} B, RF 3, acks=all, profile "
           f"{args.profile}, {args.jobs} processes; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     start = time.perf_counter()
-    plan = pl.Planner(req, jobs=args.jobs).run(sensitivity=not args.no_sensitivity)
+    plan = pl.Planner(req, jobs=args.jobs, progress=True).run(sensitivity=not args.no_sensitivity)
     wall = time.perf_counter() - start
     if not args.quiet:
         print(plan.text())
