@@ -13,6 +13,7 @@ import streamlit as st
 
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
 from kafkasim.app.ui_run import DEFAULT_CAP, run
+from kafkasim.model import clients
 from kafkasim.model.scenario import FIELDS, ScenarioError
 
 
@@ -70,6 +71,17 @@ def _on_upload() -> None:
 
 def _on_edit(key: str) -> None:
     st.session_state.x_edits[key] = ui_fields.from_widget(key, st.session_state[ui_fields.widget_key(key)])
+    if key == "client.library":
+        _follow_library(st.session_state.x_edits[key])
+
+
+def _follow_library(library: str) -> None:
+    """Switching library keeps the version if the new library has it, else takes its newest modelled version."""
+    versions = clients.JAVA_VERSIONS if library == "java" else clients.KAFKA_PYTHON_VERSIONS
+    current = st.session_state.x_edits.get("client.version") or st.session_state.get("x_version")
+    if current not in versions:
+        st.session_state.x_edits["client.version"] = versions[-1]
+        st.session_state[ui_fields.widget_key("client.version")] = versions[-1]
 
 
 def _reset() -> None:
@@ -156,6 +168,8 @@ def render() -> None:
     except ScenarioError as exc:
         error = str(exc)
     resolved = scenario.flat() if scenario else {}
+    if scenario:
+        st.session_state.x_version = scenario.client.version
     _sync_widgets(resolved)
     _sidebar_fields(resolved)
     cap = int(st.session_state.x_cap)

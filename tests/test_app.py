@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from kafkasim.app import compare_reason, ui_fields, ui_scenario  # noqa: E402
 from kafkasim.app.app_command import add_app_command, streamlit_command  # noqa: E402
 from kafkasim.app.ui_run import capped  # noqa: E402
-from kafkasim.model.scenario import FIELDS  # noqa: E402
+from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
 
 APP = Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"
@@ -144,6 +144,15 @@ def test_a_blank_producer_field_takes_the_client_default():
     assert at.text_input(key="xf:producer.linger.ms").value == "0"
 
 
+def test_switching_library_takes_a_version_it_has_and_its_defaults():
+    at = explore()                                                    # Java 2.4
+    at.selectbox(key="xf:client.library").select("kafka-python").run()
+    no_traceback(at)
+    assert not at.error
+    assert at.text_input(key="xf:client.version").value == "3.0"
+    assert at.text_input(key="xf:producer.buffer.memory").value == "0"  # kafka-python 3.x: unbounded
+
+
 def test_picking_another_example_resets_the_fields():
     at = explore()
     at.text_input(key="xf:producer.batch.size").set_value("65536").run()
@@ -249,6 +258,14 @@ def test_saved_yaml_loads_back_to_the_same_scenario():
     again = ui_scenario.build(ui_scenario.parse_yaml(text, "saved"), {})
     assert again == s
     assert "broker:" in text and "batch.size: 16384" in text
+
+
+def test_a_file_that_is_not_a_scenario_is_one_line_error():
+    with pytest.raises(ScenarioError, match="bad.yaml: not valid YAML at line"):
+        ui_scenario.parse_yaml("producer:\n  batch.size: [1\n", "bad.yaml")
+    with pytest.raises(ScenarioError, match="must be a mapping"):
+        ui_scenario.parse_yaml("- 1\n", "list.yaml")
+    assert "snapshots/kontur-2020-I" not in ui_scenario.example_names()
 
 
 def test_the_cap_keeps_the_warmup_share():
