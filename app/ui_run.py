@@ -44,7 +44,7 @@ def capped(s: Scenario, cap: int, sim_seconds: float = DEFAULT_SIM_SECONDS) -> t
     return s.replace(**{"workload.records": limit, "workload.warmup_records": warmup}), note
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _simulate(values: tuple) -> Result:
     # Cached on the resolved flat values (hashable, and equal for equal scenarios); results are read-only.
     return simulate(from_flat(dict(values), source="app"))

@@ -174,6 +174,17 @@ def test_the_sweep_runs_behind_its_button():
     assert sweep["records/s"].iloc[0] != sweep["records/s"].iloc[1]
 
 
+def test_a_sweep_over_a_choice_marks_invalid_points():
+    at = explore(**{"producer.enable.idempotence": "true"})          # needs acks=all: acks 0 and 1 are invalid
+    at.selectbox(key="x_sweep_key").select("producer.acks").run()
+    at.button(key="x_sweep_run").click().run()
+    no_traceback(at)
+    sweep = next(df.value for df in at.dataframe if "bottleneck" in df.value.columns)
+    assert list(sweep["value"]) == ["0", "1", "all"]
+    assert sweep["bottleneck"].iloc[0].startswith("invalid: producer.enable.idempotence=true needs acks=all")
+    assert sweep["records/s"].iloc[2] > 0
+
+
 def test_a_bad_sweep_value_is_an_error():
     at = explore()
     at.text_input(key="x_sweep_values:producer.batch.size").set_value("16384, big").run()
