@@ -42,6 +42,15 @@ def explain(name_a: str, a, flat_a: dict, name_b: str, b, flat_b: dict) -> str:
     text = [f"**{fast_n}** is faster: {rf:,.0f} records/s against {rs:,.0f} ({ratio:.2f}×). {changed}"]
     if vs["bottleneck"] == "none":
         text.append(f"{slow_n} meets its own throughput target ({vs['evidence']}); {fast_n} is asked for more.")
+    elif vs["utilisation"] < SATURATED:
+        # Nothing saturated in the slower one (a short or throttled run): the gap is in how long records wait.
+        text.append(f"Nothing in {slow_n} is saturated (busiest: {vs['bottleneck']} at {_pct(vs['utilisation'])}), "
+                    f"so the gap is in how records wait: record-queue-time-avg "
+                    f"{slow.metrics['record-queue-time-avg']:.1f} ms in {slow_n} against "
+                    f"{fast.metrics['record-queue-time-avg']:.1f} ms, batch-size-avg "
+                    f"{slow.metrics['batch-size-avg']:,.0f} B against {fast.metrics['batch-size-avg']:,.0f} B, "
+                    f"request-latency-avg {slow.metrics['request-latency-avg']:.1f} against "
+                    f"{fast.metrics['request-latency-avg']:.1f} ms.")
     else:
         limit = vs["bottleneck"]
         now = fast.utilisation.get(limit)

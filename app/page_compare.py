@@ -129,8 +129,10 @@ def render() -> None:
         lat_delta = None if name == names[0] else f"{p['p99_ms'] - base['p99_ms']:+d} ms"
         col.metric(f"{name}: p99 latency (ms)", f"{p['p99_ms']}", lat_delta, delta_color="inverse")
         col.caption(f"bottleneck: {r.result.verdict['bottleneck']} ({r.result.verdict['utilisation']:.0%})")
-        if r.note:
+        if r.note and len({x.note for x in runs}) > 1:
             col.caption(f"✂️ {r.note}")
+    if runs[0].note and len({x.note for x in runs}) == 1:
+        st.caption(f"✂️ {runs[0].note}")
 
     st.subheader("Why")
     fastest = max(range(len(runs)), key=lambda i: runs[i].result.perf_test["records_per_sec"])
@@ -141,7 +143,8 @@ def render() -> None:
         st.markdown(compare_reason.explain(names[a], runs[a].result, scenarios[a].flat(),
                                            names[b], runs[b].result, scenarios[b].flat()))
     st.subheader("Side by side")
-    st.dataframe(_table(names, runs), hide_index=True, width="stretch")
+    table = _table(names, runs)
+    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)
     diff_rows = {}
     for i in range(1, len(scenarios)):
         for key, x, y in compare_reason.differences(scenarios[0].flat(), scenarios[i].flat()):
