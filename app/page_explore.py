@@ -50,6 +50,7 @@ def _init() -> None:
 
 
 def _on_pick() -> None:
+    st.session_state.x_load_error = None
     _load_base(st.session_state.x_pick)
 
 

@@ -153,6 +153,26 @@ def test_switching_library_takes_a_version_it_has_and_its_defaults():
     assert at.text_input(key="xf:producer.buffer.memory").value == "0"  # kafka-python 3.x: unbounded
 
 
+def test_loading_a_yaml_file_sets_the_fields_and_the_url():
+    at = explore()
+    text = b"name: mine\nproducer: {batch.size: 65536, linger.ms: 20}\nworkload: {records: 4000}\n"
+    at.file_uploader(key="x_upload").upload("mine.yaml", text, "application/x-yaml").run()
+    no_traceback(at)
+    assert not at.error
+    assert at.selectbox(key="x_pick").value == ui_scenario.NO_EXAMPLE
+    assert at.text_input(key="xf:producer.batch.size").value == "65536"
+    assert at.text_input(key="xf:producer.linger.ms").value == "20"
+    assert param(at, "producer.batch.size") == ["65536"] and param(at, "name") == ["mine"]
+
+
+def test_loading_a_bad_yaml_file_is_an_error():
+    at = explore()
+    at.file_uploader(key="x_upload").upload("bad.yaml", b"producer: [1\n", "application/x-yaml").run()
+    no_traceback(at)
+    assert any("bad.yaml: not valid YAML" in e.value for e in at.error)
+    assert at.metric                                                  # the previous scenario still shows
+
+
 def test_picking_another_example_resets_the_fields():
     at = explore()
     at.text_input(key="xf:producer.batch.size").set_value("65536").run()

@@ -61,8 +61,9 @@ def wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
     pytest.fail(f"streamlit did not answer on {url} within {STARTUP_S} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def app_url(tmp_path):
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("streamlit")
     port = free_port()
     log = tmp_path / "streamlit.log"
     command = streamlit_command(port, "127.0.0.1") + ["--server.fileWatcherType", "none"]
@@ -81,8 +82,9 @@ def app_url(tmp_path):
             proc.wait()
 
 
-@pytest.fixture
-def browser(tmp_path):
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("chromium")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in CHROMIUM_FLAGS:
@@ -141,3 +143,17 @@ def test_changing_batch_size_in_the_browser_changes_the_predicted_throughput(app
     assert browser.save_screenshot(str(shot))
     print(f"throughput {before} -> {after} records/s, refreshed in the browser in {refresh_s:.1f} s; "
           f"screenshot {shot}")
+
+
+def test_compare_in_the_browser_explains_the_faster_scenario(app_url, browser, tmp_path):
+    browser.get(f"{app_url}/compare?cap=5000&c=kontur-2020/I&c=kontur-2020/I;producer.batch.size=65536")
+    wait = WebDriverWait(browser, PREDICT_S, poll_frequency=0.25)
+    a = wait.until(lambda d: settled(d) and metric_value(d, "A: records/s"))
+    b = wait.until(lambda d: metric_value(d, "B: records/s"))
+    assert float(b.replace(",", "")) > float(a.replace(",", ""))
+    why = wait.until(lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stMarkdown"]')
+                                if e.text.startswith(("A is faster", "B is faster"))])
+    assert why[0].startswith("B is faster"), why
+    assert "producer.batch.size 16384 → 65536" in why[0]
+    shot = screenshot_path(tmp_path).with_name("compare.png")
+    assert browser.save_screenshot(str(shot))
