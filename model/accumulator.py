@@ -17,6 +17,8 @@ from kafkasim.model.buffer_pool import BufferPool
 BATCH_HEADER_BYTES = 61
 # MemoryRecordsBuilder's COMPRESSION_RATE_ESTIMATION_FACTOR: estimates are padded by 5 %.
 ESTIMATION_FACTOR = 1.05
+# Append times come from float arithmetic; a record "appended" this close after a drain was appended by it.
+TIME_EPSILON = 1e-12
 
 
 def varint_size(n: np.ndarray | int) -> np.ndarray | int:
@@ -93,6 +95,7 @@ class ProducerBatch:
 
     def split_after(self, now: float, sizes: np.ndarray) -> list[tuple] | None:
         """Keep the records appended by `now`; return the segments of the rest."""
+        now += TIME_EPSILON
         if self.last_append <= now:
             return None
         keep, rest = [], []

@@ -31,6 +31,7 @@ class BrokerCosts:
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
     service_cv: float = 0.0  # I/O-thread service time variability (gamma; 0 = deterministic, 1 = exponential)
+    fetch: float = 0.0       # per follower fetch served as leader
 
 
 class Broker:
@@ -75,6 +76,7 @@ class Broker:
             read = costs.network_request / 2 + costs.network_byte * request.size
             append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
                                          for b in request.batches)
+            mean_append = append
             if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
                 shape = 1.0 / costs.service_cv ** 2
                 append = float(self.rng.gamma(shape, append / shape))
@@ -97,7 +99,7 @@ class Broker:
                 t["queued"] = env.now
                 slot = yield from using(self.io_threads)
                 t["dequeued"] = env.now
-                yield from self._append(request, append)
+                yield from self._append(request, append / mean_append if mean_append else 1.0)
                 done(self.io_threads, slot)
             self.network_busy += read
             self.io_busy += append
@@ -126,18 +128,21 @@ class Broker:
         t["response_queued_done"] = self.env.now
         t["end"] = conn.respond(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches))
 
-    def _append(self, request: ProduceRequest, cost: float) -> Generator:
-        """KafkaApis.handleProduceRequest on an I/O thread, each batch under its partition's log lock."""
+    def _append(self, request: ProduceRequest, scale: float) -> Generator:
+        """KafkaApis.handleProduceRequest on an I/O thread, each batch under its partition's log lock; `scale` is
+        this request's draw of service-time variability (1 = the mean)."""
+        costs = self.costs
         if self.log_locks is None:
-            yield from self.host.run(cost)
+            yield from self.host.run(scale * (costs.request + sum(
+                costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire for b in request.batches)))
             return
-        yield from self.host.run(self.costs.request)
+        yield from self.host.run(scale * costs.request)
         for batch in request.batches:
             lock = self.log_locks.setdefault(batch.partition, simpy.Resource(self.env, capacity=1))
             with lock.request() as held:
                 yield held
-                yield from self.host.run(self.costs.batch + (self.costs.byte + self.costs.recompress_byte)
-                                         * batch.size_on_wire)
+                yield from self.host.run(scale * (costs.batch + (costs.byte + costs.recompress_byte)
+                                                  * batch.size_on_wire))
 
     def _start_background(self, io_seconds: float, cpu_seconds: float) -> None:
         """Load that is not ours: `io_seconds` of I/O-thread work per second (other producers' requests to the
@@ -165,10 +170,12 @@ class Broker:
             self.env.process(housekeeping())
 
     def utilisation(self, elapsed: float) -> dict[str, float]:
+        # The disk's booked time beyond the run is writeback the page cache absorbed: not part of the run.
+        disk = self.disk.busy_seconds - max(0.0, self.disk.free_at - self.env.now)
         return {
             "network-threads": self.network_busy / (elapsed * self.network_threads),
             "io-threads": (self.io_busy + self.background_busy) / (elapsed * self.io_thread_count),
-            "disk": self.disk.busy_seconds / elapsed,
+            "disk": max(0.0, disk) / elapsed,
         }
 
 

@@ -56,6 +56,7 @@ def _fields() -> dict[str, Field]:
         "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
                                         "response).", 0, 10**7),
         "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
+        "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
         "broker.service_cv": _f(float, 0.0, "Variability of broker I/O-thread service times: the coefficient of "
                                 "variation of a gamma distribution (0 = fixed, 1 = exponential).", 0, 10),
         "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "
@@ -102,7 +103,14 @@ def load_profile(name: str) -> dict[str, Any]:
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ValueError(f"hardware.profile={name!r}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"hardware.profile={name!r}: a profile must be a mapping of keys to values")
     return data
 
 

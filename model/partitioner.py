@@ -14,6 +14,8 @@ import numpy as np
 
 
 class Partitioner:
+    abort_on_new_batch = False    # KIP-480: a record that needs a new batch first asks for another partition
+
     def __init__(self, partitions: list[int], rng: np.random.Generator):
         self.partitions = np.asarray(partitions)   # the partitions this thread may write
         self.rng = rng
@@ -70,6 +72,7 @@ class StickyPartitioner(Partitioner):
     def __init__(self, partitions, rng, cycle: bool = False):
         super().__init__(partitions, rng)
         self.cycle = cycle
+        self.abort_on_new_batch = not cycle
         self.index = int(rng.integers(len(self.partitions)))
 
     def run(self, n, sizes):

@@ -139,8 +139,8 @@ class Replication:
                 nbatches += upto - fetched[p]
             # The leader reads the data (zero-copy) on a network thread; it crosses both NICs; the follower
             # appends it to its own log (per batch and byte; the per-request cost is the produce path's).
-            # A fetch is a request like a produce: the leader's per-request cost, then the bytes (zero-copy).
-            read = costs.request + costs.network_request + costs.network_byte * nbytes
+            # The leader serves the fetch (its own per-fetch cost), then the bytes go out zero-copy.
+            read = costs.fetch + costs.network_request + costs.network_byte * nbytes
             append = costs.batch * nbatches + costs.byte * nbytes
             if leader_host.cpu is None and follower_host.cpu is None:
                 # No core to wait for: the whole way back is one delay.

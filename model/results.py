@@ -222,7 +222,9 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
                    for c in conns]
     lock_wait = sum(wk.lock_wait_seconds for wk in workers)
     pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
-    worker_busy = sum(wk.send_seconds for wk in workers) - lock_wait - pool_wait
+    core_wait = sum(wk.core_wait_seconds for wk in workers)
+    # A worker waiting for a core is held back by the host's CPU, not by its own work.
+    worker_busy = sum(wk.send_seconds for wk in workers) - lock_wait - pool_wait - core_wait
     util = {
         "worker threads": worker_busy / (elapsed * threads),
         "lock contention": lock_wait / (elapsed * threads),

@@ -125,6 +125,7 @@ class Sender:
                     self.free_at = env.now + busy
                 else:
                     yield from self._work(busy)
+                    continue              # time passed: what was ready and when to look again may have changed
             if self.responses:
                 continue
             self.waiting_until = deadline
@@ -154,7 +155,12 @@ class Sender:
                 continue
             if now - head.created > self.delivery_timeout:
                 self._expire(p, now)
-                continue
+                if not dq:
+                    continue
+                head = dq[0]                           # what is left is judged like any other batch
+                if head.created > now:
+                    deadline = min(deadline, head.created + acc.linger)
+                    continue
             leader = self.leaders[p]
             if leader in ready:
                 continue

@@ -76,6 +76,8 @@ class WorkerThread:
         self.send_seconds = 0.0       # time inside send(): CPU, lock and core waits, buffer waits
         self.sleep_seconds = 0.0      # time asleep in the throttle
         self.lock_wait_seconds = 0.0
+        self.core_wait_seconds = 0.0  # waiting for a core (or the GIL) the host is short of
+        self.switched = False         # this thread's last append moved the sticky partition on
         self.max_chunk = max_chunk if partition_locks is None else min(max_chunk, SHARED_CHUNK)
         values = records.value_size[first_id:first_id + count]
         self.cost = costs.record + values * (costs.byte + costs.compress_byte)
@@ -97,11 +99,18 @@ class WorkerThread:
                 self.records.skip(np.arange(lo + i, lo + n))
                 break
             t0 = env.now
-            released = n - i if self.release is None else int(np.searchsorted(self.release, t0, "right")) - i
+            # (at least record i: the sleep may end one ulp before its release time)
+            released = n - i if self.release is None else max(1, int(np.searchsorted(self.release, t0, "right")) - i)
             cap = min(released, self.max_chunk)
             sizes = fixed if fixed is not None else self.records.size[lo + i:lo + i + cap]
             parts, cap = self.partitioner.run(cap, sizes)
             first = parts if isinstance(parts, int) else int(parts[0])
+            if self.acc.open_batch(first) is None and self.partitioner.abort_on_new_batch and not self.switched:
+                # KIP-480: a record that would start a new batch (its partition's was drained) first moves the
+                # sticky partition, once.
+                self.switched = True
+                self.partitioner.on_new_batch(first)
+                continue
             if self.acc.open_batch(first) is None:
                 try:
                     yield from self._new_batch(first, int(self.records.size[lo + i]))
@@ -116,6 +125,7 @@ class WorkerThread:
                 self._close(full)
                 continue
             self.partitioner.commit(k, sizes)
+            self.switched = False
             if not isinstance(parts, int):
                 parts = parts[:k]
             if self.partition_locks is None:
@@ -159,6 +169,7 @@ class WorkerThread:
         batch.full_at = self.env.now if at is None else at
         self.sender.wakeup_at(batch.full_at)
         self.partitioner.on_new_batch(batch.partition)
+        self.switched = True          # the record after it goes to the new partition without aborting again
 
     def _chunk_cost(self, i: int, k: int) -> float:
         return float(self.cost[i:i + k].sum())
@@ -167,7 +178,9 @@ class WorkerThread:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
         total = self._chunk_cost(i, k)
+        asked = self.env.now
         held = yield from self.host.acquire(self.gil)
+        self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
@@ -176,7 +189,9 @@ class WorkerThread:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
+        asked = self.env.now
         yield from self.host.run(self._chunk_cost(i, k), self.gil)
+        self.core_wait_seconds += self.env.now - asked - self._chunk_cost(i, k)
         start = self.env.now
         yield from self.metadata_lock.hold_for(k)
         for p, positions in partition_groups(parts):

@@ -121,7 +121,7 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
         for r in held:
             groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
         keys = sorted(groups)
-        ax.boxplot([groups[k] for k in keys], labels=keys)
+        ax.boxplot([groups[k] for k in keys], tick_labels=keys)
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(label)
         ax.set_ylabel("throughput error %")
