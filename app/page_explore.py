@@ -123,7 +123,11 @@ def _sync_widgets(resolved: dict) -> None:
 def _sidebar_fields(resolved: dict) -> None:
     library, version = resolved.get("client.library"), resolved.get("client.version")
     for section, title, expanded in ui_fields.SECTIONS:
-        with st.sidebar.expander(title, expanded=expanded):
+        # Lazy: a closed section draws no widgets (each costs the rerun a few ms); its values still apply.
+        box = st.sidebar.expander(title, expanded=expanded, key=f"x_exp:{section}", on_change="rerun")
+        if not box.open:
+            continue
+        with box:
             keys = ui_fields.keys_in(section)
             costs = [k for k in keys if ui_fields.is_cost(k)]
             if costs:

@@ -9,6 +9,9 @@ from kafkasim.app.ui_run import Run
 from kafkasim.model.verdict import SATURATED
 
 
+TABS = ["Latency CDF", "Backlog and in-flight timeline", "Producer metrics", "Brokers"]
+
+
 def headline(run: Run) -> None:
     p = run.result.perf_test
     cols = st.columns(5)
@@ -50,21 +53,25 @@ def verdict(run: Run) -> None:
 def details(run: Run) -> None:
     r = run.result
     st.code("\n".join(list(r.perf_test["windows"]) + [r.perf_test["total"]]), language=None, wrap_lines=True)
-    cdf, timeline, metrics, brokers = st.tabs(["Latency CDF", "Backlog and in-flight timeline", "Producer metrics",
-                                               "Brokers"])
-    with cdf:
-        log_x = st.toggle("log latency axis", key="x_cdf_log")
-        st.altair_chart(ui_charts.cdf_chart(ui_charts.cdf_frame(r.latencies_ms), log_x=log_x), width="stretch")
-    with timeline:
-        st.altair_chart(ui_charts.timeline_chart(ui_charts.timeline_frame(r.timeline)), width="stretch")
-        st.caption("Batches created but not yet drained by the Sender (the RecordAccumulator's backlog) and produce "
-                   "requests awaiting their response, over the whole simulated run including warm-up.")
-    with metrics:
-        st.dataframe(ui_charts.metrics_table(r.metrics, r.worker_latency_us), hide_index=True, width="stretch",
-                     column_config={"value": st.column_config.NumberColumn(format="%.4g")})
-        st.caption("JMX names and Kafka's units (ms, bytes), over the steady part of the run.")
-    with brokers:
-        st.dataframe(ui_charts.brokers_table(r.brokers), hide_index=True, width="stretch")
+    # Lazy tabs: only the open one is drawn on a rerun.
+    cdf, timeline, metrics, brokers = st.tabs(TABS, key="x_tab", on_change="rerun")
+    if cdf.open:
+        with cdf:
+            log_x = st.toggle("log latency axis", key="x_cdf_log")
+            st.altair_chart(ui_charts.cdf_chart(ui_charts.cdf_frame(r.latencies_ms), log_x=log_x), width="stretch")
+    if timeline.open:
+        with timeline:
+            st.altair_chart(ui_charts.timeline_chart(ui_charts.timeline_frame(r.timeline)), width="stretch")
+            st.caption("Batches created but not yet drained by the Sender (the RecordAccumulator's backlog) and "
+                       "produce requests awaiting their response, over the whole simulated run including warm-up.")
+    if metrics.open:
+        with metrics:
+            st.dataframe(ui_charts.metrics_table(r.metrics, r.worker_latency_us), hide_index=True, width="stretch",
+                         column_config={"value": st.column_config.NumberColumn(format="%.4g")})
+            st.caption("JMX names and Kafka's units (ms, bytes), over the steady part of the run.")
+    if brokers.open:
+        with brokers:
+            st.dataframe(ui_charts.brokers_table(r.brokers), hide_index=True, width="stretch")
 
 
 def show(run: Run) -> None:

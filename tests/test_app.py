@@ -22,9 +22,13 @@ TIMEOUT = 180            # the machine is shared; a few small simulations per ru
 CAP = "5000"             # records per producer: keeps each prediction a fraction of a second
 
 
-def explore(**params: str) -> AppTest:
+def explore(lazy: bool = False, **params: str) -> AppTest:
+    """The Explore page; every sidebar section open unless lazy (then only Producer, as a user first sees it)."""
     at = AppTest.from_string("from kafkasim.app.page_explore import render\nrender()", default_timeout=TIMEOUT)
     at.query_params.update({"cap": CAP, **params})
+    if not lazy:
+        for section, _, _ in ui_fields.SECTIONS:
+            at.session_state[f"x_exp:{section}"] = True
     return at.run()
 
 
@@ -73,6 +77,20 @@ def test_every_field_has_a_widget_labelled_with_its_kafka_name_and_doc():
         assert field.doc in w.help
     # Producer properties say the client version's default (kontur-2020/I is Java 2.4: linger.ms 0).
     assert "Default for java 2.4: 0" in widgets["xf:producer.linger.ms"].help
+
+
+def test_closed_sections_and_tabs_draw_nothing_until_opened():
+    at = explore(lazy=True)
+    keys = {w.key for kind in (at.text_input, at.selectbox, at.checkbox) for w in kind}
+    assert "xf:producer.batch.size" in keys and "xf:topic.partitions" not in keys
+    assert not at.dataframe                                           # the metrics tab is closed
+    at.session_state["x_exp:topic"] = True
+    at.session_state["x_tab"] = "Producer metrics"
+    at.run()
+    no_traceback(at)
+    assert at.text_input(key="xf:topic.partitions").value == "3"
+    table = at.dataframe[0].value
+    assert "producer-metrics:batch-size-avg" in set(table["metric"])
 
 
 def test_changing_batch_size_changes_the_prediction_and_the_url():
