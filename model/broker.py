@@ -60,6 +60,7 @@ class Broker:
         self.bytes_in = 0
         self.rng = rng or np.random.default_rng(0)
         self.background_busy = 0.0
+        self.disk_wait_seconds = 0.0          # appends held back because the page cache was full
         if background:
             self._start_background(*background)
 
@@ -108,6 +109,7 @@ class Broker:
                 batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
             backlog = self.disk.free_at - env.now - DIRTY_BYTES / self.disk.rate
             if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
+                self.disk_wait_seconds += backlog
                 yield env.timeout(backlog)
             self.bytes_in += sum(b.size_on_wire for b in request.batches)
             t.setdefault("local_done", env.now)

@@ -7,7 +7,9 @@ SATURATED = 0.85
 LOCK_SHARE = 0.25
 
 
-def verdict(util: dict, evidence: dict, achieved: float, target: float | None) -> dict:
+def verdict(util: dict, evidence: dict, achieved: float, target: float | None,
+            not_limiting: set[str] = frozenset()) -> dict:
+    """`not_limiting`: resources busy but not holding anything back (a disk behind a page cache with room)."""
     busiest = max(util, key=util.get)
     if target is not None and achieved >= 0.97 * target:
         return {"bottleneck": "none", "utilisation": util[busiest],
@@ -18,7 +20,8 @@ def verdict(util: dict, evidence: dict, achieved: float, target: float | None) -
         # Threads that spend a quarter of their time waiting on each other's locks are held back by contention.
         name = "lock contention" if util["lock contention"] >= LOCK_SHARE * upstream else "worker threads"
         return {"bottleneck": name, "utilisation": upstream, "evidence": evidence[name]}
-    downstream = {k: v for k, v in util.items() if k not in UPSTREAM and k != "buffer memory"}
+    downstream = {k: v for k, v in util.items()
+                  if k not in UPSTREAM and k != "buffer memory" and k not in not_limiting}
     name = max(downstream, key=downstream.get)
     if downstream[name] < SATURATED and util["buffer memory"] >= 0.5:
         # Threads wait for memory but nothing downstream is saturated: buffer.memory itself is too small.

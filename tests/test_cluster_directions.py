@@ -183,9 +183,6 @@ def test_two_shared_cores_give_less_than_either_alone(flat):
     assert rate(cached(scenario(flat, **{"hardware.colocated_cores": 1}))) < 0.8 * rate(shared)
 
 
-@pytest.mark.xfail(strict=False, reason="model: the verdict names 'worker threads' (97 %) although the worker is "
-                   "slow because it waits for one of the 2 shared cores (shared cpu 97 %): time waiting for a core "
-                   "counts as the worker's busy time, so the upstream rule in verdict() wins")
 def test_shared_cores_are_named_the_bottleneck():
     shared = cached(scenario(LOCAL))
     assert shared.verdict["bottleneck"] == "shared cpu"
@@ -198,10 +195,6 @@ PAGE_CACHE = {"client.version": "2.4", "producer.acks": "1", "producer.enable.id
               "cluster.brokers": 3, "producer.batch.size": 65536, "producer.linger.ms": 5}
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: broker disk utilisation is the disk Pipe's booked seconds over "
-                   "the run, including writes the page cache absorbed and the disk finishes after the run ends: "
-                   "here 144 % on every broker, and the verdict names 'broker disk' although no append ever waited "
-                   "for the disk (1 GiB of dirty pages allowed; 46 MB written per broker)")
 def test_utilisations_are_fractions_and_the_page_cache_hides_the_disk():
     r = cached(scenario(PAGE_CACHE))
     for name, value in r.utilisation.items():

@@ -89,7 +89,6 @@ def test_kontur_I_small_batches_make_the_sender_the_bottleneck():
     assert latency(i) > 3 * i.metrics["request-latency-avg"]
 
 
-@pytest.mark.xfail(strict=False, reason=KONTUR_FETCH_COST + " (II: ≈ 93.5k records/s, sender-bound)")
 def test_kontur_II_32k_batches_meet_the_target():
     """II: 32 KiB batches reach the 100k target with 5 ms of sender latency."""
     i, ii = kontur("I", 40000), kontur("II", 40000)
@@ -111,8 +110,6 @@ def test_kontur_I_more_partitions_raise_the_sender_ceiling():
     assert rates[0] * 1.5 < rates[1] and rates[1] * 1.2 < rates[2], rates
 
 
-@pytest.mark.xfail(strict=False, reason=KONTUR_FETCH_COST + " (IV: ≈ 182k records/s, verdict sender in-flight "
-                   "window instead of worker threads)")
 def test_kontur_IV_one_worker_thread_caps_throughput():
     """IV: one thread, 3.6 us in send() caps at ≈ 1e6 / 3.6 ≈ 280k records/s (published 282.6k)."""
     iv = kontur("IV", 60000)
@@ -122,8 +119,6 @@ def test_kontur_IV_one_worker_thread_caps_throughput():
     assert rate(iv) < 0.7 * 500000
 
 
-@pytest.mark.xfail(strict=False, reason=KONTUR_FETCH_COST + " (VII: verdict sender in-flight window instead of "
-                   "lock contention)")
 def test_kontur_VII_three_threads_on_six_partitions_contend_for_locks():
     vii = kontur("VII", 120000)
     assert vii.verdict["bottleneck"] == "lock contention"
@@ -142,7 +137,6 @@ def test_kontur_V_more_partitions_shorten_the_queues():
     assert rate(v) > 1.1 * rate(iv)
 
 
-@pytest.mark.xfail(strict=False, reason=KONTUR_FETCH_COST + " (VI ≈ 311k vs V ≈ 263k: the window caps both)")
 def test_kontur_VI_a_second_thread_helps():
     """V → VI (1 → 2 threads, 6 partitions): 343.5k → 414.6k."""
     assert rate(kontur("VI", 120000)) > 1.2 * rate(kontur("V", 120000))

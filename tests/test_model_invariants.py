@@ -160,22 +160,12 @@ LOST_WAKEUP = {
 }
 
 
-@pytest.mark.xfail(strict=False, raises=(IndexError, AttributeError), reason="model bug: WorkerThread.run sleeps "
-                   "with env.timeout(release[i] − now), and now + (release[i] − now) can land one ulp below "
-                   "release[i] (0.0023999999999999994 vs 0.0024); searchsorted(release, now, 'right') − i then "
-                   "releases 0 records: a per-record partitioner returns an empty run and parts[0] raises "
-                   "IndexError, a sticky one makes _fit return (0, None) and _close(None) raises AttributeError")
 @pytest.mark.parametrize("flat", [THROTTLE_ROUNDING, THROTTLE_ROUNDING_STICKY], ids=["random", "per-thread"])
 def test_throttle_wakes_exactly_at_the_release_time(flat):
     c = capture(scenario(flat))
     assert c.result.records_acked == flat["workload.records"]
 
 
-@pytest.mark.xfail(strict=False, reason="model bug (lost wakeup): Sender.run computes its sleep deadline in _ready() "
-                   "before `yield from self._work(busy)`; a batch created while the Sender works calls wakeup_at()/"
-                   "wakeup(), but waiting_until is −inf and self.wake is the already-triggered event, so the call is "
-                   "dropped and the Sender sleeps with the stale deadline. At the end of a run nothing else wakes it: "
-                   "here 290 of 470 records are never sent and the run ends at model.max_sim_seconds (600 s)")
 def test_sender_never_sleeps_through_a_linger_deadline():
     c = capture(scenario(LOST_WAKEUP))
     r = c.result

@@ -142,11 +142,6 @@ def test_compression_estimator_underfills_the_first_batches():
         assert b.size_on_wire == int(BATCH_HEADER_BYTES + b.bytes * 0.62)
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: a worker chunk's append times are computed by a different "
-                   "float expression (first + j·spacing) than the chunk's end (now + total), which the batch's "
-                   "full_at and the Sender's drain use; when they differ by one ulp the last record of a full batch "
-                   "is 'appended' ~4e-19 s after the drain, so RecordAccumulator.close splits it off into a batch "
-                   "and request of its own (gzip run: batches of 14 + 1 records instead of 15)")
 def test_full_batches_are_not_split_by_rounding():
     """Unthrottled, linger.ms 1000: every batch but the last leaves full, so none holds fewer records than the
     first (the estimator only ever lets later batches hold more)."""
@@ -155,10 +150,6 @@ def test_full_batches_are_not_split_by_rounding():
     assert min(counts) >= counts[0] == 15, [n for n in counts if n < 15]
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: Sender._ready() expires a partition's old batches and then "
-                   "`continue`s without marking the partition ready or setting a deadline for the rest; with nothing "
-                   "else to wake it the Sender sleeps forever, the run stops at model.max_sim_seconds (600 s) and "
-                   "683 of 2000 records are neither acknowledged nor failed")
 def test_delivery_timeout_fails_what_waits_too_long():
     """A 100 Mbit/s cap, a burst of 2000 1 KiB records and delivery.timeout.ms 50: records still queued after
     50 ms expire and count as errors; everything is either acknowledged or failed."""
@@ -170,7 +161,10 @@ def test_delivery_timeout_fails_what_waits_too_long():
     assert r.records_sent == r.records_acked + r.records_failed == 2000
     assert r.metrics["record-error-total"] == r.records_failed
     failed = c.records.failed
-    assert (c.records.completed[failed] - c.records.send_start[failed] > 0.050).all()
+    # Java expires a batch delivery.timeout.ms after the batch was created (its first record): every failed
+    # batch's first record waited that long; later records of the same batch may have waited less.
+    waited = c.records.completed[failed] - c.records.send_start[failed]
+    assert waited.max() > 0.050 and (c.records.completed[failed] > 0.050).all()
 
 
 def test_buffer_memory_blocks_send_and_max_block_ms_fails_it():
@@ -193,10 +187,6 @@ def test_round_robin_partitioner_cycles_record_by_record():
     assert per_partition.tolist() == [100, 100, 100]
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: StickyPartitioner (Java 2.4–3.2, KIP-480) switches only when a "
-                   "record finds its batch full (WorkerThread._close → on_new_batch); Java also switches whenever "
-                   "append has to create a new batch because the last one was drained (abortForNewBatch → "
-                   "onNewBatch), so at low rates with linger 0 the model sends every record to one partition")
 def test_sticky_partitioner_moves_on_with_every_new_batch():
     """Java 2.4, 3 partitions, 200 records/s, linger 0: each record's batch is drained before the next record,
     so each record needs a new batch, and KIP-480 picks a random *other* partition every time."""

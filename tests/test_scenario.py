@@ -81,9 +81,6 @@ def test_bad_profile_names_the_known_profiles():
     assert "hardware.profile='no-such-profile'" in message and "generic-server" in message
 
 
-@pytest.mark.xfail(strict=False, reason="model bug: hardware.load_profile() calls yaml.safe_load without catching "
-                   "YAMLError, so a profile file that is not valid YAML escapes as yaml.ParserError (a traceback "
-                   "at the CLI) instead of a one-line ScenarioError")
 def test_profile_file_with_bad_yaml_is_one_line(tmp_path):
     bad = tmp_path / "broken.yaml"
     bad.write_text("hardware: {rtt_ms: [1, \n")
