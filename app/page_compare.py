@@ -24,7 +24,8 @@ def _split(spec: str) -> tuple[str, str]:
 def _init() -> None:
     if "c_n" in st.session_state:
         return
-    specs = st.query_params.get_all("c") or DEFAULT_SPECS
+    default = ui_scenario.default_example()
+    specs = st.query_params.get_all("c") or [spec.replace(ui_scenario.DEFAULT_EXAMPLE, default) for spec in DEFAULT_SPECS]
     specs = specs[:len(LETTERS)]
     if len(specs) < 2:
         specs = specs + DEFAULT_SPECS[len(specs):]
@@ -47,8 +48,7 @@ def _inputs(n: int) -> list[tuple[str, str]]:
         with col:
             st.markdown(f"**{LETTERS[i]}**")
             if st.session_state.get(f"c_ex{i}") not in names:
-                st.session_state[f"c_ex{i}"] = ui_scenario.DEFAULT_EXAMPLE if ui_scenario.DEFAULT_EXAMPLE in names \
-                    else ui_scenario.NO_EXAMPLE
+                st.session_state[f"c_ex{i}"] = ui_scenario.default_example()
             st.selectbox("example", names, key=f"c_ex{i}")
             st.text_area("changes (key=value per line)", key=f"c_ov{i}", height=110,
                          placeholder="producer.batch.size=65536\nproducer.linger.ms=10",

@@ -39,6 +39,11 @@ def _is_scenario(path: str, mtime_ns: int) -> bool:
     return bool(keys) and all(k in FIELDS for k in keys)
 
 
+def default_example() -> str:
+    """The example a fresh page starts from (none when examples/ is not there, e.g. installed from a wheel)."""
+    return DEFAULT_EXAMPLE if DEFAULT_EXAMPLE in example_names() else NO_EXAMPLE
+
+
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
     """A scenario file's keys, flattened; ScenarioError (one line) if it is not a mapping of valid YAML."""
     try:
@@ -112,7 +117,7 @@ def to_query(example: str, edits: dict[str, Any], extra: dict[str, str] | None =
 def from_query(params: dict[str, str]) -> tuple[str, dict[str, Any]]:
     """The example and edits a URL carries; unknown parameters are ignored (the scenario check reports bad
     values)."""
-    example = params.get("example", DEFAULT_EXAMPLE)
+    example = params.get("example", default_example())
     edits = {k: v for k, v in params.items() if k in FIELDS}
     return example, edits
 

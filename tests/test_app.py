@@ -318,6 +318,13 @@ def test_a_file_that_is_not_a_scenario_is_one_line_error():
     assert "snapshots/kontur-2020-I" not in ui_scenario.example_names()
 
 
+def test_without_examples_the_app_starts_from_the_field_defaults(monkeypatch, tmp_path):
+    monkeypatch.setattr(ui_scenario, "EXAMPLES_DIR", tmp_path / "missing")
+    assert ui_scenario.example_names() == []
+    assert ui_scenario.from_query({}) == (ui_scenario.NO_EXAMPLE, {})
+    assert ui_scenario.build(ui_scenario.example_raw(ui_scenario.NO_EXAMPLE), {}).name == FIELDS["name"].default
+
+
 def test_the_cap_keeps_the_warmup_share():
     s = ui_scenario.build(ui_scenario.example_raw("kontur-2020/I"), {})
     small, note = capped(s, 10_000)
