@@ -130,9 +130,9 @@ def render() -> None:
         col.metric(f"{name}: p99 latency (ms)", f"{p['p99_ms']}", lat_delta, delta_color="inverse")
         col.caption(f"bottleneck: {r.result.verdict['bottleneck']} ({r.result.verdict['utilisation']:.0%})")
         if r.note and len({x.note for x in runs}) > 1:
-            col.caption(f"✂️ {r.note}")
+            col.caption(r.note)
     if runs[0].note and len({x.note for x in runs}) == 1:
-        st.caption(f"✂️ {runs[0].note}")
+        st.caption(runs[0].note)
 
     st.subheader("Why")
     fastest = max(range(len(runs)), key=lambda i: runs[i].result.perf_test["records_per_sec"])

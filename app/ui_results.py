@@ -28,7 +28,7 @@ def refresh_caption(run: Run) -> None:
     st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated; {how} "
                f"(model {r.model_version}, seed {r.seed}).")
     if not run.cached and run.seconds > 2.0:
-        st.caption(f"⏱ This prediction took {run.seconds:.1f} s: lower the record cap in the sidebar for quicker "
+        st.caption(f"This prediction took {run.seconds:.1f} s: lower the record cap in the sidebar for quicker "
                    "refreshes.")
     if run.note:
         st.info(run.note, icon="✂️")
@@ -40,13 +40,12 @@ def verdict(run: Run) -> None:
     if v["bottleneck"] == "none":
         st.success(text)
     elif v["utilisation"] < SATURATED:
-        # The model names its busiest resource even when nothing is saturated (e.g. a short, throttled run that
-        # ends before it reaches its target rate): say so rather than call it a bottleneck.
-        st.info(f"**No resource is saturated** (busiest: {v['bottleneck']} at {v['utilisation']:.0%}). A short "
-                f"run may end before the backlog builds up; raise the record cap to check.")
+        # The verdict names the busiest resource even when none is saturated (often a short capped run).
+        st.info(f"{text}. No resource is above the {SATURATED:.0%} the model calls saturated; a longer run (raise "
+                f"the record cap) may show one.")
     else:
         st.warning(text)
-    marked = v["bottleneck"] if v["bottleneck"] != "none" and v["utilisation"] >= SATURATED else None
+    marked = None if v["bottleneck"] == "none" else v["bottleneck"]
     st.altair_chart(ui_charts.utilisation_chart(run.result.utilisation, marked), width="stretch")
 
 
