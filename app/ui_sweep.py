@@ -29,6 +29,37 @@ SWEEPS = {
 }
 
 
+SKIP = ("seed", "workload.records", "workload.warmup_records", "workload.seconds", "model.max_sim_seconds")
+
+
+def settings() -> list[str]:
+    """The common sweeps first, then every other number or choice field."""
+    rest = [k for k, f in FIELDS.items() if k not in SWEEPS and k not in SKIP
+            and (f.kind in (int, float) or isinstance(f.kind, tuple))]
+    return list(SWEEPS) + rest
+
+
+def default_values(key: str, current: Any) -> str:
+    """The offered values: the listed ones, a choice field's options, or the current value ×¼ … ×4."""
+    if key in SWEEPS:
+        return SWEEPS[key]
+    f = FIELDS[key]
+    if isinstance(f.kind, tuple):
+        return ", ".join(f.kind)
+    base = float(current) if current not in (None, 0) else 1.0
+    out = []
+    for factor in (0.25, 0.5, 1, 2, 4):
+        x = base * factor
+        if f.low is not None:
+            x = max(x, f.low)
+        if f.high is not None:
+            x = min(x, f.high)
+        text = str(int(round(x))) if f.kind is int else f"{x:g}"
+        if text not in out:
+            out.append(text)
+    return ", ".join(out)
+
+
 def parse_values(key: str, text: str) -> list[Any]:
     """Comma-separated values, each checked as the field's kind; ScenarioError names the bad one."""
     items = [t.strip() for t in text.split(",") if t.strip()]
@@ -58,10 +89,10 @@ def sweep(s: Scenario, key: str, values: list[Any], cap: int, progress=None) -> 
 def section(s: Scenario, cap: int) -> None:
     st.subheader("Sweep one setting")
     left, right = st.columns([1, 2])
-    key = left.selectbox("setting", list(SWEEPS), format_func=lambda k: k, key="x_sweep_key",
-                         help="Every other field stays as set above.")
-    text = right.text_input("values (comma-separated)", value=SWEEPS[key], key=f"x_sweep_values:{key}",
-                            help=FIELDS[key].doc)
+    key = left.selectbox("setting", settings(), key="x_sweep_key",
+                         help="Every other field stays as set above; the common sweeps come first.")
+    text = right.text_input("values (comma-separated)", value=default_values(key, s.flat().get(key)),
+                            key=f"x_sweep_values:{key}", help=FIELDS[key].doc)
     if st.button("Run sweep", key="x_sweep_run", type="primary"):
         try:
             values = parse_values(key, text)

@@ -20,4 +20,4 @@ if ! apt-cache show chromium >/dev/null 2>&1 || ! apt-cache show chromium-driver
     $SUDO apt-get update -q
 fi
 $SUDO apt-get install -y -q --no-install-recommends chromium chromium-driver
-echo "install-browser: $(chromium --version) at $(command -v chromium), chromedriver at $(command -v chromedriver)"
+echo "install-browser: $(chromium --version 2>/dev/null) at $(command -v chromium), chromedriver at $(command -v chromedriver)"

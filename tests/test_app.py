@@ -223,6 +223,18 @@ def test_a_sweep_over_a_choice_marks_invalid_points():
     assert sweep["records/s"].iloc[2] > 0
 
 
+def test_any_number_field_can_be_swept_around_its_value():
+    at = explore()
+    at.selectbox(key="x_sweep_key").select("hardware.rtt_ms").run()
+    values = at.text_input(key="x_sweep_values:hardware.rtt_ms").value
+    rtt = float(at.text_input(key="xf:hardware.rtt_ms").value)
+    assert values == ", ".join(f"{rtt * f:g}" for f in (0.25, 0.5, 1, 2, 4))
+    at.button(key="x_sweep_run").click().run()
+    no_traceback(at)
+    sweep = next(df.value for df in at.dataframe if "bottleneck" in df.value.columns)
+    assert len(sweep) == 5 and sweep["records/s"].notna().all()
+
+
 def test_a_bad_sweep_value_is_an_error():
     at = explore()
     at.text_input(key="x_sweep_values:producer.batch.size").set_value("16384, big").run()
