@@ -17,8 +17,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/kafkasim predict examples/kontur-2020/I.yaml
 
-# Every test, including the live ones that start a real Kafka broker (downloaded once into ~/.cache/kafkasim).
+# Every test, including the live ones that start a real Kafka broker (downloaded once into ~/.cache/kafkasim)
+# and the browser test (Debian's chromium and chromedriver, installed here if missing: needs root or sudo).
 test: $(STAMP)
+	bash scripts/install-browser.sh
 	$(BIN)/python -m pytest -q -rs
 
 # Everything but the live tests.
