@@ -124,28 +124,3 @@ def add_sweep_commands(subparsers) -> None:
     plan.add_argument("--format", choices=("text", "json"), default="text")
     plan.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     plan.set_defaults(func=cmd_plan)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        self.exit(2, f"kafkasim: error: {message}\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (`python -m kafkasim.app.sweep_commands sweep …`) until the CLI wires it in."""
-    parser = _Parser(prog="kafkasim")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    add_sweep_commands(sub)
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except ScenarioError as exc:
-        print(f"kafkasim: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("kafkasim: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ import pytest
 
 from kafkasim.app import plan as pl
 from kafkasim.app.sweep import evaluate
-from kafkasim.app.sweep_commands import main as cli_main
+from kafkasim.app.cli import main as cli_main
 from kafkasim.model.scenario import ScenarioError
 
 SLOW = {"hardware.worker.record_us": 20.0, "hardware.nic_mbit": 100.0}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kafkasim.app import sweep as sw
-from kafkasim.app.sweep_commands import main as sweep_main
+from kafkasim.app.cli import main as sweep_main
 from kafkasim.model.scenario import ScenarioError, from_flat
 from kafkasim.model.simulate import simulate
 

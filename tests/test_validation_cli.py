@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkasim.validation import cli
+from kafkasim.app import cli
 from kafkasim.validation.matrix import Matrix
 from kafkasim.validation.measure import Config, config_key, measured_settings, spread
 from kafkasim.validation.store import RunStore

@@ -128,14 +128,3 @@ def _measure(args: argparse.Namespace) -> int:
         pool.close()
     print(f"kafkasim: {measurer.runs_done} run(s) appended to {args.out}")
     return 0 if measurer.failures == 0 else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kafkasim")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
