@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 
 @dataclass(frozen=True)
@@ -26,3 +29,16 @@ class Field:
 
 def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def read_mapping(path: Path, label: str, what: str) -> dict:
+    """A YAML file that must hold a mapping; ValueError with one line (naming `label`) otherwise."""
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ValueError(f"{label}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{label}: {what}")
+    return data

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
-from kafkasim.model.fields import Field
+from kafkasim.model.fields import Field, read_mapping
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 CODECS = ("gzip", "snappy", "lz4", "zstd")
@@ -103,15 +102,7 @@ def load_profile(name: str) -> dict[str, Any]:
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ValueError(f"hardware.profile={name!r}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"hardware.profile={name!r}: a profile must be a mapping of keys to values")
-    return data
+    return read_mapping(path, f"hardware.profile={name!r}", "a profile must be a mapping of keys to values")
 
 
 def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kafkasim.model import clients
-from kafkasim.model.fields import Field, fmt as _fmt
+from kafkasim.model.fields import Field, fmt as _fmt, read_mapping
 from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, resolve_hardware
 
 
@@ -274,13 +274,9 @@ def load_scenario(path: str | Path, overrides: list[str] | tuple[str, ...] = ())
     if not path.is_file():
         raise ScenarioError(f"scenario file {str(path)!r} does not exist")
     try:
-        tree = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(tree, dict):
-        raise ScenarioError(f"{path}: a scenario file must be a mapping of sections (producer:, workload:, ...)")
+        tree = read_mapping(path, str(path), "a scenario file must be a mapping of sections (producer:, workload:, ...)")
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
     raw = flatten(tree)
     raw.update(parse_overrides(overrides))
     return from_flat(raw, source=str(path), base_dir=path.parent)
