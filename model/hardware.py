@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from kafkasim.model.fields import Field, read_mapping
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
