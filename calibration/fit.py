@@ -104,7 +104,10 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
             raise ValueError(f"unknown parameter {p!r}: expected hardware keys such as worker.record_us")
     fixed = compression_ratios(observations)
     _, start_values = resolve_hardware({"profile": base_profile}, library)
-    x0 = np.log(np.maximum([float(start_values[p]) for p in parameters], 1e-3))
+    # Search z = log(value / start): starting at 0 gives least_squares a first trust region of one e-fold
+    # (with raw log-values it would start with steps of e^10).
+    start = np.maximum([float(start_values[p]) for p in parameters], 1e-3)
+    x0 = np.zeros(len(parameters))
     started, count = time.time(), [0]
     last: dict = {}
     best = {"cost": math.inf, "x": x0}
@@ -113,7 +116,7 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     def fun(x: np.ndarray) -> np.ndarray:
         if count[0] >= limit[0]:
             raise _Budget()
-        params = {**fixed, **dict(zip(parameters, np.exp(x)))}
+        params = {**fixed, **dict(zip(parameters, start * np.exp(x)))}
         out, by_config = [], {}
         for obs in observations:
             result = simulate(scenario_for(obs, base_profile, params, max_records))
@@ -147,6 +150,6 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     cov = np.linalg.pinv(jac.T @ jac) * s2
     # A parameter the runs cannot pin down gets a huge σ; cap it (×/÷ e² ≈ 7.4) so bands stay finite.
     sigma = np.minimum(np.sqrt(np.clip(np.diag(cov), 0.0, None)), MAX_SIGMA)
-    return Fit(library, base_profile, dict(zip(parameters, np.exp(x).round(6).tolist())),
+    return Fit(library, base_profile, dict(zip(parameters, (start * np.exp(x)).round(6).tolist())),
                dict(zip(parameters, sigma.round(4).tolist())), best["by_config"], cost,
                count[0], time.time() - started, fixed)

@@ -54,17 +54,18 @@ def predict_all(observations: list[Observation], profile: str, max_records: int,
     return out
 
 
-def run_noise(obs: Observation) -> list[float]:
-    """|run − median| / median of each repeat's throughput: the error a perfect model would show on single runs."""
+def run_noise(obs: Observation) -> float:
+    """Mean |run − median| / median over a configuration's repeats: how far single runs stray from the figure a
+    perfect model would predict."""
     values = [r["result"]["records_per_sec"] for r in obs.runs if r.get("result")]
     median = float(np.median(values))
-    return [abs(v - median) / median for v in values]
+    return float(np.mean([abs(v - median) / median for v in values]))
 
 
 def summarise(rows: list[Row]) -> dict:
     held = [r for r in rows if r.role == "held-out"]
     ape = [abs(r.ratio("records_per_sec") - 1) for r in held if r.ratio("records_per_sec")]
-    noise = [x for r in held for x in run_noise(r.obs)]
+    noise = [run_noise(r.obs) for r in held]
     spread = [r.obs.spread.get("records_per_sec", 0.0) for r in held]
     throttled = [r for r in held if r.obs.throttled]
     return {
@@ -146,7 +147,7 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
         "| figure | value |",
         "|---|---|",
         f"| held-out throughput, median absolute % error | {100 * s['throughput_mdape']:.1f} % |",
-        f"| noise floor: runs' median absolute deviation from their config's median | "
+        f"| noise floor: runs' mean absolute deviation from their config's median (median over configs) | "
         f"{100 * s['noise_floor_mdape']:.1f} % |",
         f"| run-to-run range (max − min) / median, median over configs | {100 * s['noise_median_range']:.1f} % |",
         f"| held-out p50 latency, median predicted / measured | {s['p50_ratio_median']:.2f} |",
