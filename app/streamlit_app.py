@@ -1,16 +1,18 @@
 """The kafkasim Streamlit app: `kafkasim app` (or `streamlit run app/streamlit_app.py`).
 
-Pages: Explore (one scenario, every field, a sweep) and Compare (scenarios side by side). Plan and Validate come
-with the capacity-planning and calibration issues. The pages live in page_*.py; this file only wires them.
+Pages: Explore (one scenario, every field, a sweep), Compare (scenarios side by side) and Plan (the cheapest
+configuration for a target). A Validate page comes with the calibration issue. The pages live in page_*.py; this
+file only wires them.
 """
 import streamlit as st
 
-from kafkasim.app import page_compare, page_explore
+from kafkasim.app import page_compare, page_explore, page_plan
 
 st.set_page_config(page_title="kafkasim", page_icon="📨", layout="wide")
 
 pages = [
     st.Page(page_explore.render, title="Explore", url_path="explore", default=True),
     st.Page(page_compare.render, title="Compare", url_path="compare"),
+    st.Page(page_plan.render, title="Plan", url_path="plan"),
 ]
 st.navigation(pages).run()

@@ -381,3 +381,32 @@ def test_the_reason_without_saturation_points_at_the_waiting():
     text = compare_reason.explain("A", slow, {}, "B", fast, {})
     assert "Nothing in A is saturated (busiest: worker threads at 30%)" in text
     assert "record-queue-time-avg 40.0 ms in A against 2.0 ms" in text
+
+
+# --- Plan -----------------------------------------------------------------------------------------------------
+
+def plan_page() -> AppTest:
+    return AppTest.from_string(
+        "from kafkasim.app import page_plan\npage_plan.render()", default_timeout=300).run()
+
+
+def test_plan_page_finds_a_configuration_for_a_small_target():
+    at = plan_page()
+    at.number_input[0].set_value(20_000.0)          # target records/s
+    at.number_input[2].set_value(1)                 # replication factor
+    at.selectbox[0].set_value("1")                  # acks
+    at.number_input[4].set_value(2)                 # most brokers
+    at.button[0].click().run()
+    no_traceback(at)
+    assert not at.error
+    text = at.code[0].value
+    assert "brokers" in text and "records/s" in text
+
+
+def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
+    at = plan_page()
+    at.number_input[2].set_value(3)                 # replication factor
+    at.number_input[4].set_value(2)                 # most brokers
+    at.button[0].click().run()
+    no_traceback(at)
+    assert "RF 3 needs at least 3" in at.error[0].value

@@ -1,0 +1,45 @@
+"""Plan: the cheapest brokers, partitions, producers, threads and producer settings for a target (app/plan.py)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from kafkasim.app.plan import Planner, Request, Space
+from kafkasim.model.hardware import PROFILE_DIR
+from kafkasim.model.scenario import ScenarioError
+
+
+def render() -> None:
+    st.title("Plan")
+    st.caption("The cheapest cluster and producer settings that meet a target with headroom — the same search as "
+               "`kafkasim plan`: analytic bounds prune, the model decides. Each candidate simulates a short "
+               "stretch of traffic, so a plan takes from seconds to a minute or two.")
+    profiles = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+    with st.form("plan"):
+        c1, c2, c3 = st.columns(3)
+        target = c1.number_input("target records/s", min_value=1.0, value=200_000.0, step=10_000.0)
+        size = c1.number_input("record size, bytes", min_value=1, value=1000, step=100)
+        acks = c2.selectbox("acks", ["all", "1", "0"])
+        rf = c2.number_input("replication factor", min_value=1, max_value=10, value=3)
+        p99 = c2.number_input("p99 limit, ms (0 = none)", min_value=0.0, value=0.0)
+        profile = c3.selectbox("hardware profile", profiles, index=profiles.index("generic-server"))
+        max_brokers = c3.number_input("most brokers", min_value=1, max_value=60, value=12)
+        headroom = c3.number_input("headroom", min_value=0.0, max_value=3.0, value=0.3, step=0.05)
+        submitted = st.form_submit_button("Plan", type="primary")
+    if not submitted:
+        return
+    try:
+        req = Request(target_rps=float(target), record_size=int(size), acks=acks, rf=int(rf),
+                      p99_ms=float(p99) or None, headroom=float(headroom), profile=profile)
+        if max_brokers < rf:
+            raise ScenarioError(f"most brokers={max_brokers} is not allowed: RF {rf} needs at least {rf}")
+        planner = Planner(req, Space(brokers=tuple(range(int(rf), int(max_brokers) + 1))), jobs=1)
+        with st.spinner(f"planning for {req.planned_rps:,.0f} records/s "
+                        f"({planner.sim_seconds():.2f} s of traffic per candidate)..."):
+            plan = planner.run(sensitivity=False)
+    except ScenarioError as exc:
+        st.error(str(exc))
+        return
+    if plan.best is None:
+        st.warning("No configuration in the search space meets the target: allow more brokers or check the "
+                   "profile.")
+    st.code(plan.text(), language=None)
