@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
-from kafkasim.app.sweep import Progress, run_scenarios
+from kafkasim.app.sweep import Progress, parse_values, run_scenarios
 from kafkasim.model.scenario import Scenario, ScenarioError, check_value, from_flat, parse_overrides
 
 MBIT = 1e6 / 8
@@ -674,16 +674,7 @@ class Plan:
 # Command line
 
 def _list(text: str | None, key: str, default: Sequence) -> tuple:
-    if not text:
-        return tuple(default)
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            raise ScenarioError(f"{key}: empty value in the list {text!r}")
-        import yaml
-        out.append(check_value(key, yaml.safe_load(part)))
-    return tuple(dict.fromkeys(out))
+    return parse_values(text, key, f"{key} {text!r}") if text else tuple(default)
 
 
 def parse_record_size(text: str) -> tuple[int, int]:

@@ -84,6 +84,17 @@ class Axis:
         return check_value(self.key, round(x) if FIELDS[self.key].kind is int else x)
 
 
+def parse_values(text: str, key: str, label: str) -> tuple:
+    """'16384,65536' -> the checked, distinct values of `key`; ScenarioError naming `label` for an empty one."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise ScenarioError(f"{label}: empty value in the list")
+        values.append(check_value(key, yaml.safe_load(part)))
+    return tuple(dict.fromkeys(values))
+
+
 def parse_vary(item: str) -> Axis:
     if "=" not in item:
         raise ScenarioError(f"--vary {item!r}: expected key=v1,v2,... or key=low:high[:log], "
@@ -105,13 +116,7 @@ def parse_vary(item: str) -> Axis:
         if log and low <= 0:
             raise ScenarioError(f"--vary {item!r}: a log range needs a positive low end")
         return Axis(key, low=low, high=high, log=log)
-    values = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            raise ScenarioError(f"--vary {item!r}: empty value in the list")
-        values.append(check_value(key, yaml.safe_load(part)))
-    return Axis(key, values=tuple(dict.fromkeys(values)))
+    return Axis(key, values=parse_values(text, key, f"--vary {item!r}"))
 
 
 def parse_axes(items: Sequence[str]) -> list[Axis]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from kafkasim.model.fields import parse_mapping
 from kafkasim.model.scenario import FIELDS, ScenarioError, flatten, from_flat, parse_overrides
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
@@ -47,13 +48,9 @@ def default_example() -> str:
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
     """A scenario file's keys, flattened; ScenarioError (one line) if it is not a mapping of valid YAML."""
     try:
-        tree = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ScenarioError(f"{source}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(tree, dict):
-        raise ScenarioError(f"{source}: a scenario file must be a mapping of sections (producer:, workload:, ...)")
+        tree = parse_mapping(text, source, "a scenario file must be a mapping of sections (producer:, workload:, ...)")
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
     return flatten(tree)
 
 

@@ -33,8 +33,13 @@ def fmt(x: float) -> str:
 
 def read_mapping(path: Path, label: str, what: str) -> dict:
     """A YAML file that must hold a mapping; ValueError with one line (naming `label`) otherwise."""
+    return parse_mapping(Path(path).read_text(), label, what)
+
+
+def parse_mapping(text: str, label: str, what: str) -> dict:
+    """YAML text that must hold a mapping; ValueError with one line (naming `label`) otherwise."""
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
