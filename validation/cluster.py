@@ -271,7 +271,9 @@ class Cluster:
             return False
 
     def _check_alive(self, i: int, pid: int) -> None:
-        if not self._is_our_node(pid):
+        # The process we just started: alive unless gone or a zombie. (Its command line names kafka.Kafka only
+        # once it has exec'd java, which on a busy machine can take a moment, so it is not the test here.)
+        if not _running(pid):
             log = self.node_dir(i) / "logs" / "server.log"
             errors = [ln for ln in _tail(log) if " ERROR " in ln or "Exception" in ln]
             why = errors[-1].strip() if errors else f"see {log}"
@@ -329,3 +331,12 @@ def _tail(path: Path, lines: int = 200) -> list[str]:
         return path.read_text(errors="replace").splitlines()[-lines:]
     except OSError:
         return []
+
+
+def _running(pid: int) -> bool:
+    """The process exists and has not exited (a zombie has exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
