@@ -7,7 +7,8 @@
     configs:
       - {id: b16k-l0, role: calibration, clients: [java, kafka-python], set: {producer.batch.size: 16384},
          client_set: {kafka-python: {workload.records: 50000}}, warmup_records: 50000}
-role is "calibration" (a later fit may use it) or "held-out" (only ever compared against).
+role is "calibration" (a later fit may use it) or "held-out" (only ever compared against); client_role: {client:
+role} splits a configuration differently for one client.
 """
 from __future__ import annotations
 
@@ -50,8 +51,12 @@ class Matrix:
                 if client not in CLIENTS:
                     raise UserError(f"--matrix {path}: config {cid}: client {client!r}; allowed: {', '.join(CLIENTS)}")
                 per_client = (item.get("client_set") or {}).get(client, {})  # e.g. fewer records for kafka-python
+                client_role = (item.get("client_role") or {}).get(client, role)   # a split per client
+                if client_role not in ROLES:
+                    raise UserError(f"--matrix {path}: config {cid}: client_role {client_role!r}; allowed: "
+                                    f"{', '.join(ROLES)}")
                 self.configs.append(Config(scenario, client, common + _overrides(item.get("set", {}))
-                                           + _overrides(per_client), cid, role, item.get("warmup_records")))
+                                           + _overrides(per_client), cid, client_role, item.get("warmup_records")))
         if not self.configs:
             raise UserError(f"--matrix {path}: no configs")
 

@@ -43,7 +43,7 @@ def roles_from_matrix(path: str | Path | None) -> dict[str, str]:
     if not path:
         return {}
     from kafkasim.validation.matrix import Matrix
-    return {c.config_id: c.role for c in Matrix(Path(path)).configs}
+    return {(c.config_id, c.client): c.role for c in Matrix(Path(path)).configs}
 
 
 def predict_all(observations: list[Observation], profile: str, max_records: int, progress) -> list[dict]:
@@ -122,6 +122,9 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
         for r in held:
             groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
         keys = sorted(groups)
+        if not keys:               # no held-out run varies this factor
+            ax.set_axis_off()
+            continue
         ax.boxplot([groups[k] for k in keys], tick_labels=keys)
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(label)
@@ -179,7 +182,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     out_dir.mkdir(parents=True, exist_ok=True)
     observations = load_observations(runs, library=client)
     roles = roles_from_matrix(matrix)
-    role_of = lambda o: roles.get(o.config_id, o.role)
+    role_of = lambda o: roles.get((o.config_id, o.library), o.role)
     calibration = [o for o in observations if role_of(o) == "calibration"]
     if not calibration:
         raise ValueError(f"no calibration configurations for {client} in {runs}")
