@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from kafkasim.calibration.runs import Observation
-from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile, resolve_hardware
+from kafkasim.model.hardware import HARDWARE_FIELDS, resolve_hardware
 from kafkasim.model.scenario import from_flat
 from kafkasim.model.simulate import simulate
 

@@ -11,7 +11,7 @@ def _major_minor(version: str) -> tuple[int, int]:
     try:
         return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
     except ValueError:
-        raise ValueError(f"expected a version like 2.4 or 3.9.1") from None
+        raise ValueError("expected a version like 2.4 or 3.9.1") from None
 
 
 def _check(library: str, version: str) -> tuple[int, int]:

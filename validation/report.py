@@ -108,12 +108,8 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
         ax.set_xlabel(f"measured {label}")
         ax.set_ylabel(f"predicted {label}")
         ax.legend()
-    fig.suptitle(f"{stem}: predicted vs measured (median of repeats)")
-    fig.tight_layout()
-    name = f"{stem}-predicted-vs-measured.png"
-    fig.savefig(out_dir / name, dpi=110)
-    plt.close(fig)
-    names.append(name)
+    names.append(_save(fig, out_dir, f"{stem}-predicted-vs-measured.png",
+                       f"{stem}: predicted vs measured (median of repeats)"))
 
     held = [r for r in rows if r.role == "held-out" and r.ratio("records_per_sec")]
     fig, axes = plt.subplots(3, 3, figsize=(12, 9))
@@ -129,13 +125,18 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(label)
         ax.set_ylabel("throughput error %")
-    fig.suptitle(f"{stem}: held-out throughput error by factor")
+    names.append(_save(fig, out_dir, f"{stem}-error-by-factor.png", f"{stem}: held-out throughput error by factor"))
+    return names
+
+
+def _save(fig, out_dir: Path, name: str, title: str) -> str:
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title)
     fig.tight_layout()
-    name = f"{stem}-error-by-factor.png"
     fig.savefig(out_dir / name, dpi=110)
     plt.close(fig)
-    names.append(name)
-    return names
+    return name
 
 
 def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], images: list[str]) -> str:
