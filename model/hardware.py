@@ -40,6 +40,10 @@ def _fields() -> dict[str, Field]:
                                    "other thread waiting on it (cache-line transfer, lock inflation).", 0, 10**6),
         "worker.metadata_contention_us": _f(float, 0.0, "Extra time per record under the producer-wide lock for "
                                             "each other thread waiting on it.", 0, 10**6),
+        "worker.first_send_ms": _f(float, 0.0, "How long the first send() of a freshly started producer blocks "
+                                   "in waitOnMetadata (class loading, connecting, fetching the topic's metadata) "
+                                   "beyond its 3 network round trips; perf-test counts it in its elapsed time. "
+                                   "0 = a warm producer.", 0, 10**6),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),

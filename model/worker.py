@@ -48,6 +48,7 @@ class WorkerCosts:
     metadata_lock: float     # seconds per record under the producer-wide lock
     contention: float        # extra seconds per record per thread waiting on the same deque lock
     metadata_contention: float   # the same for the producer-wide lock
+    first_send: float = 0.0  # seconds the first send() blocks for the topic's metadata (0: a warm producer)
 
 
 class WorkerThread:
@@ -90,6 +91,12 @@ class WorkerThread:
     def run(self) -> Generator:
         env, i, n, lo = self.env, 0, self.count, self.first_id
         fixed = self.acc.fixed_size
+        started = env.now
+        if n and self.costs.first_send > 0:
+            # KafkaProducer.waitOnMetadata: the first send() blocks until the topic's metadata is known. The
+            # throttle's schedule started with it, so the records due meanwhile then leave in one burst.
+            yield env.timeout(self.costs.first_send)
+            self.send_seconds += self.costs.first_send
         while i < n:
             if self.release is not None and self.release[i] > env.now:
                 start = env.now
@@ -135,6 +142,8 @@ class WorkerThread:
             if full is not None and full.full_at == np.inf:
                 self._close(full)
             self.records.send_start[lo + i:lo + i + k] = t0 + (env.now - t0) / k * np.arange(k)
+            if i == 0:
+                self.records.send_start[lo] = started    # the first send() began before its metadata wait
             self.send_seconds += env.now - t0
             i += k
 

@@ -220,3 +220,18 @@ def test_request_latency_is_round_trip_plus_broker_time(rtt_ms, broker_us):
     assert times["LocalTimeMs"] == pytest.approx(broker_us / 1000, abs=1e-6)
     assert times["TotalTimeMs"] == pytest.approx(broker_us / 1000, abs=0.01)
     assert r.metrics["record-queue-time-avg"] == pytest.approx(0, abs=1e-6)
+
+
+def test_first_send_waits_for_metadata_then_the_throttle_catches_up():
+    """A fresh producer's first send() blocks 200 ms (+ 3 round trips of 1 ms) for metadata; perf-test's throttle
+    started its schedule with it, so at 1000 records/s the records due meanwhile (ids 1 … 201) follow in one burst:
+    the first record's latency includes the wait, the burst's send() start times all lie at its end."""
+    c = capture(scenario(PLAIN, **{"workload.records": 400, "workload.throughput": 1000, "producer.linger.ms": 0,
+                                   "hardware.worker.first_send_ms": 200, "hardware.rtt_ms": 1.0}))
+    start = c.records.send_start
+    wait = 0.200 + 0.003
+    assert start[0] == 0.0
+    assert c.records.completed[0] > wait
+    assert start[1:202].min() >= wait - 1e-12 and start[1:202].max() < wait + 0.005
+    assert start[250] == pytest.approx(0.250, abs=0.003)       # back on the schedule after the burst
+    assert c.result.perf_test["max_latency_ms"] >= 203
