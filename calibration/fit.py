@@ -23,15 +23,15 @@ from kafkasim.model.simulate import simulate
 # What each run is fitted on, and how much it counts. Latency percentiles of unthrottled runs measure how far the
 # backlog grew before the run ended, which is mostly noise here; throttled runs' latencies are informative.
 WEIGHTS = {"records_per_sec": 1.0, "request-latency-avg": 0.7, "records-per-request-avg": 0.3}
-THROTTLED_WEIGHTS = {"p50_ms": 0.3, "request-latency-avg": 0.7}
+THROTTLED_WEIGHTS = {"p50_ms": 0.3, "p99_ms": 0.3, "request-latency-avg": 0.7}
 
 MAX_SIGMA = 2.0
 
 DEFAULT_PARAMETERS = {
     "java": ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us", "broker.byte_ns",
-             "broker.fetch_us",
+             "broker.fetch_us", "worker.first_send_ms",
              "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
-    "kafka-python": ["worker.record_us", "sender.request_us", "sender.record_us"],
+    "kafka-python": ["worker.record_us", "sender.request_us", "sender.record_us", "worker.first_send_ms"],
 }
 
 
