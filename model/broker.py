@@ -20,6 +20,9 @@ from kafkasim.model.network import Connection, ProduceRequest, RESPONSE_BYTES_PE
 
 # Dirty page-cache bytes the broker may write ahead of the disk before appends stall (vm.dirty_ratio-ish).
 DIRTY_BYTES = 1 << 30
+# Serve requests arithmetically where nothing can make them wait (Broker.serves_at_once); tests turn it off to
+# check that both ways give the same results.
+SERVE_AT_ONCE = True
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,8 @@ class BrokerCosts:
 class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
                  network_threads: int, io_threads: int, connections: int, disk: Pipe, replication,
-                 rng: np.random.Generator | None = None, background: tuple[float, float] | None = None):
+                 rng: np.random.Generator | None = None, background: tuple[float, float] | None = None,
+                 horizon: float = np.inf):
         self.env = env
         self.id = broker_id
         self.host = host
@@ -61,6 +65,7 @@ class Broker:
         self.rng = rng or np.random.default_rng(0)
         self.background_busy = 0.0
         self.disk_wait_seconds = 0.0          # appends held back because the page cache was full
+        self.horizon = horizon                # when the run stops (model.max_sim_seconds)
         if background:
             self._start_background(*background)
 
@@ -74,13 +79,7 @@ class Broker:
         while True:
             request = yield from conn.next_request(unmuted)
             t = {"start": env.now, "end": env.now}
-            read = costs.network_request / 2 + costs.network_byte * request.size
-            append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
-                                         for b in request.batches)
-            mean_append = append
-            if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
-                shape = 1.0 / costs.service_cv ** 2
-                append = float(self.rng.gamma(shape, append / shape))
+            read, append, mean_append = self._demand(request)
             respond = acks != "0"
             if processor is None and self.io_threads is None and self.log_locks is None:
                 # Nothing to wait for: read, append and (unless followers must confirm first) the response
@@ -104,10 +103,7 @@ class Broker:
                 done(self.io_threads, slot)
             self.network_busy += read
             self.io_busy += append
-            for batch in request.batches:
-                self.disk.reserve(env.now, batch.size_on_wire)
-                batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
-            backlog = self.disk.free_at - env.now - DIRTY_BYTES / self.disk.rate
+            backlog = self._log_append(request, env.now)
             if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
                 self.disk_wait_seconds += backlog
                 yield env.timeout(backlog)
@@ -125,6 +121,87 @@ class Broker:
             t["end"] = max(t["end"], env.now)
             unmuted = t["end"]       # the connection stays muted until the response has left the broker
             request.timing = _timing_breakdown(t)
+
+    def _demand(self, request: ProduceRequest) -> tuple[float, float, float]:
+        """Seconds of network-thread work to read the request, and of I/O-thread work to append it: this
+        request's draw and its mean."""
+        costs = self.costs
+        read = costs.network_request / 2 + costs.network_byte * request.size
+        append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
+                                     for b in request.batches)
+        if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
+            shape = 1.0 / costs.service_cv ** 2
+            return read, float(self.rng.gamma(shape, append / shape)), append
+        return read, append, append
+
+    def _log_append(self, request: ProduceRequest, now: float) -> float:
+        """The batches reach the leader's log and the page cache at `now`; returns how long the append must
+        wait for the disk (> 0 once the dirty pages reach their limit)."""
+        for batch in request.batches:
+            self.disk.reserve(now, batch.size_on_wire)
+            batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
+        return self.disk.free_at - now - DIRTY_BYTES / self.disk.rate
+
+    # --- the same loop, computed at once
+    def serves_at_once(self, conn: Connection, acks: str) -> bool:
+        """Whether nothing but the connection itself can make its requests wait: no thread pool or log lock to
+        queue for (one connection), no core shortage, fixed service times, no replication, a response path of its
+        own, and acks=1 (the response leaves with the append's work). serve_at_once then stands in for the
+        _connection loop. Decided at the first send, once everything is wired."""
+        return (SERVE_AT_ONCE and acks == "1" and self.costs.service_cv == 0
+                and all(p is None for p in self.processors) and self.io_threads is None and self.log_locks is None
+                and self.host.cpu is None and not any(state.followers for state in self.replication.parts)
+                and all(pipe.users == 1 for pipe in conn.back_pipes))
+
+    def serve_at_once(self, conn: Connection, request: ProduceRequest) -> None:
+        """The _connection loop for a request when serves_at_once holds, computed as it is sent: the same start
+        (the loop takes a request once it has arrived and the connection is unmuted), counters, RequestMetrics and
+        response, without the loop's events. The float arithmetic copies the loop's (SimPy adds delays to now)."""
+        sent = self.env.now
+        if conn.broker_idle_from <= sent:      # the loop is waiting for it: woken when it arrives
+            now = sent + max(0.0, request.arrived - sent)
+        else:                                  # the loop takes it when done with the previous one
+            now = conn.broker_idle_from
+        ready = max(request.arrived, conn.unmuted_at)
+        if ready > now:
+            now = now + (ready - now)
+        read, append, _ = self._demand(request)
+        merged = self.costs.network_request / 2
+        work = read + append + merged
+        if (now + work if work > 0 else now) >= self.horizon:
+            # The run stops before this request is appended: the loop takes it (and every later one) from here.
+            conn.hand_to_broker(request, now)
+            return
+        t = {"start": now, "end": now}
+        if work > 0:
+            self.host.busy_seconds += work
+            now = now + work
+        t["queued"] = t["dequeued"] = now - append - merged
+        if merged:
+            self.network_busy += merged
+            t["local_done"] = t["remote_done"] = now - merged
+            self._respond_at(conn, request, t, now)
+        self.network_busy += read
+        self.io_busy += append
+        backlog = self._log_append(request, now)
+        if backlog > 0:
+            self.disk_wait_seconds += backlog
+            now = now + backlog
+        conn.broker_idle_from = now
+        if now >= self.horizon:      # the run stops while the append waits for the disk
+            return
+        self.bytes_in += sum(b.size_on_wire for b in request.batches)
+        t.setdefault("local_done", now)
+        t.setdefault("remote_done", now)
+        if not merged:               # no network-thread cost: the loop responds after the append
+            self._respond_at(conn, request, t, now)
+        t["end"] = max(t["end"], now)
+        conn.unmuted_at = t["end"]
+        request.timing = _timing_breakdown(t)
+
+    def _respond_at(self, conn: Connection, request: ProduceRequest, t: dict, now: float) -> None:
+        t["response_queued_done"] = now
+        t["end"] = conn.respond_at(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches), now)
 
     def _respond_now(self, conn: Connection, request: ProduceRequest, t: dict) -> None:
         t["response_queued_done"] = self.env.now

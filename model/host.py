@@ -7,6 +7,7 @@ skips the queue (nothing can wait there), which keeps the common case at one eve
 """
 from __future__ import annotations
 
+import heapq
 from typing import Generator
 
 import simpy
@@ -66,6 +67,16 @@ def trigger_at(env: simpy.Environment, event: simpy.Event, when: float) -> None:
     env.schedule(event, delay=max(0.0, when - env.now))
 
 
+def call_at(env: simpy.Environment, when: float, callback) -> None:
+    """Run callback(event) at exactly `when`, which may lie ahead of a later caller's now (env.timeout takes a
+    delay from now, and now + (when − now) can round off `when`)."""
+    event = simpy.Event(env)
+    event._ok = True
+    event._value = None
+    event.callbacks.append(callback)
+    heapq.heappush(env._queue, (when, simpy.events.NORMAL, next(env._eid), event))
+
+
 def maybe_resource(env: simpy.Environment, capacity: int, users: int) -> simpy.Resource | None:
     """A Resource only where users can outnumber its capacity; None means "never waits"."""
     return simpy.Resource(env, capacity=capacity) if users > capacity else None
@@ -122,6 +133,7 @@ class Pipe:
         self.free_at = 0.0
         self.busy_seconds = 0.0
         self.bytes = 0
+        self.users = 0          # connections whose responses come back through it
 
     def reserve(self, earliest: float, size: int) -> tuple[float, float]:
         start = max(earliest, self.free_at)

@@ -9,7 +9,7 @@ import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import ProducerBatch
-from kafkasim.model.host import Pipe, transfer, trigger_at
+from kafkasim.model.host import Pipe, call_at, transfer, trigger_at
 
 REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
 PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
@@ -51,6 +51,11 @@ class Connection:
         self.in_flight: list[ProduceRequest] = []
         self.arrived: deque[ProduceRequest] = deque()   # on their way or at the broker, not yet read
         self.broker_waiting: simpy.Event | None = None
+        for pipe in back_pipes:
+            pipe.users += 1
+        self.at_once: bool | None = None       # the broker serves this connection at once (Broker.serve_at_once)
+        self.broker_idle_from = 0.0            # ... and its loop would next be free then
+        self.unmuted_at = 0.0                  # ... once the last response has left the broker
         self.window_full_seconds = 0.0         # time spent with max.in.flight requests outstanding
         self._full_since = np.nan
 
@@ -75,13 +80,26 @@ class Connection:
         self.in_flight.append(request)
         if len(self.in_flight) == self.max_in_flight:
             self._full_since = now
-        self.arrived.append(request)
-        if self.broker_waiting is not None:
-            trigger_at(self.env, self.broker_waiting, request.arrived)
-            self.broker_waiting = None    # (if the broker is still muted then, it waits a little longer)
+        if self.at_once is None:
+            self.at_once = self.broker.serves_at_once(self, acks)
+        if self.at_once:
+            self.broker.serve_at_once(self, request)
+        else:
+            self._to_broker(request, request.arrived)
         if acks == "0":
             # acks=0: the request is done once written; the Sender completes its batches then.
             self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
+
+    def _to_broker(self, request: ProduceRequest, when: float) -> None:
+        self.arrived.append(request)
+        if self.broker_waiting is not None:
+            trigger_at(self.env, self.broker_waiting, when)
+            self.broker_waiting = None    # (if the broker is still muted then, it waits a little longer)
+
+    def hand_to_broker(self, request: ProduceRequest, start: float) -> None:
+        """From serve_at_once: the broker's loop serves this request, starting at `start`, and all later ones."""
+        self.at_once = False
+        self._to_broker(request, start)
 
     def next_request(self, unmuted: float) -> Generator:
         """For the broker: wait for the next request to arrive (requests arrive in the order they were sent)
@@ -95,10 +113,13 @@ class Connection:
         return self.arrived.popleft()
 
     def respond(self, request: ProduceRequest, size: int) -> float:
-        """The broker sends the response; returns when it reaches the client."""
-        end = transfer(self.back_pipes, self.env.now, size)
+        """The broker sends the response; returns when its last byte has left."""
+        return self.respond_at(request, size, self.env.now)
+
+    def respond_at(self, request: ProduceRequest, size: int, now: float) -> float:
+        end = transfer(self.back_pipes, now, size)
         arrival = end + self.one_way
-        self.env.timeout(arrival - self.env.now).callbacks.append(lambda _: self.sender.on_response(request))
+        call_at(self.env, now + (arrival - now), lambda _: self.sender.on_response(request))
         return end
 
     def remove(self, request: ProduceRequest) -> None:

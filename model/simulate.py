@@ -79,7 +79,8 @@ class Cluster:
             Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
                    s.cluster.broker.num_io_threads, s.producers, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
                    self.replication, np.random.default_rng(rng.integers(2**63)),
-                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us")) if bg or hw["broker.partition_us"] else None)
+                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us")) if bg or hw["broker.partition_us"] else None,
+                   horizon=s.max_sim_seconds)
             for b in range(n)
         ]
         self.replication.start()   # adds the fetcher threads to the broker hosts
