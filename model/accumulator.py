@@ -7,6 +7,7 @@ move to a batch of their own, sent next, as Java's next append would have starte
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import numpy as np
@@ -160,7 +161,7 @@ class RecordAccumulator:
     def open_batch(self, partition: int) -> ProducerBatch | None:
         """The tail batch if it can take more records."""
         dq = self.deques[partition]
-        if dq and dq[-1].full_at == np.inf and np.isnan(dq[-1].drained):
+        if dq and dq[-1].full_at == math.inf and math.isnan(dq[-1].drained):
             return dq[-1]
         return None
 

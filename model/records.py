@@ -12,7 +12,8 @@ class Records:
         self.value_size = value_size        # bytes the application sent (perf-test's --record-size)
         self.size = batch_bytes             # bytes each record takes inside a batch (value + key + overhead)
         self.send_start = np.full(n, np.nan)
-        self.completed = np.full(n, np.nan)
+        self._completed = np.full(n, np.nan)
+        self._callbacks: list[tuple] = []     # runs of callbacks not yet written to `completed` (see below)
         self.failed = np.zeros(n, dtype=bool)
         self.outstanding = n
         self.done = env.event()             # every record acknowledged or failed
@@ -20,26 +21,38 @@ class Records:
     def __len__(self) -> int:
         return len(self.value_size)
 
-    def complete(self, ids: np.ndarray, times: np.ndarray | float) -> None:
-        self.completed[ids] = times
-        self._settle(len(ids))
+    @property
+    def completed(self) -> np.ndarray:
+        """When each record's callback ran (NaN: not yet)."""
+        if self._callbacks:
+            self._write_callbacks()
+        return self._completed
 
     def complete_segments(self, segments: list[tuple], first: float, step: float) -> None:
         """Callbacks for a batch's records (segments as ProducerBatch keeps them) run one after another from
-        `first`, `step` apart."""
+        `first`, `step` apart. Ranges of ids are noted and written all at once when `completed` is read."""
         done = 0
         for seg in segments:
             if len(seg) == 4:
-                first_id, count = seg[0], seg[1]
-                self.completed[first_id:first_id + count] = first + step * np.arange(done, done + count)
+                self._callbacks.append((seg[0], seg[1], first, step, done))
+                count = seg[1]
             else:
                 count = len(seg[0])
-                self.completed[seg[0]] = first + step * np.arange(done, done + count)
+                self._completed[seg[0]] = first + step * np.arange(done, done + count)
             done += count
         self._settle(done)
 
+    def _write_callbacks(self) -> None:
+        """completed[first_id + j] = first + step · (done + j) for every noted run, as one numpy pass."""
+        first_id, count, first, step, done = (np.array(column) for column in zip(*self._callbacks))
+        self._callbacks = []
+        starts = np.cumsum(count) - count          # each run's place in the concatenation
+        j = np.arange(int(count.sum())) - np.repeat(starts, count)
+        self._completed[np.repeat(first_id, count) + j] = np.repeat(first, count) + np.repeat(step, count) * (
+            np.repeat(done, count) + j)
+
     def fail(self, ids: np.ndarray, time: float) -> None:
-        self.completed[ids] = time
+        self._completed[ids] = time
         self.failed[ids] = True
         self._settle(len(ids))
 

@@ -181,7 +181,7 @@ class WorkerThread:
         self.switched = True          # the record after it goes to the new partition without aborting again
 
     def _chunk_cost(self, i: int, k: int) -> float:
-        return float(self.cost[i:i + k].sum())
+        return float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
 
     def _append_alone(self, parts, i: int, k: int) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
