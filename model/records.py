@@ -1,8 +1,45 @@
-"""Per-record arrays of one run: sizes, when send() was called, when the callback ran, and failures."""
+"""Per-record arrays of one run: sizes, when send() was called, when the callback ran, and failures.
+
+Send and callback times come in runs — consecutive record ids at even spacing, one per chunk a worker sends and
+per batch the Sender completes — which are noted as they happen and written into the arrays in one numpy pass
+when an array is read.
+"""
 from __future__ import annotations
 
 import numpy as np
 import simpy
+
+
+class EvenRuns:
+    """A float array per record id, filled by runs: values[first_id + j] = first + step · (offset + j)."""
+
+    def __init__(self, n: int):
+        self._values = np.full(n, np.nan)
+        self._runs: list[tuple] = []
+
+    def note(self, first_id: int, count: int, first: float, step: float, offset: int = 0) -> None:
+        self._runs.append((first_id, count, first, step, offset))
+
+    def put(self, ids: np.ndarray, values: np.ndarray | float) -> None:
+        """Values for ids no noted run covers."""
+        self._values[ids] = values
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._runs:
+            first_id, count, first, step, offset = (np.array(column) for column in zip(*self._runs))
+            self._runs = []
+            back = np.repeat(np.cumsum(count) - count, count)     # each record's run starts this far in
+            k = np.arange(len(back))
+            k += np.repeat(offset, count) - back                  # its offset + j within the run
+            v = np.repeat(step, count) if (step != step[0]).any() else np.full(len(k), step[0])
+            v *= k
+            v += np.repeat(first, count)
+            if (first_id[1:] == first_id[:-1] + count[:-1]).all():   # runs one after another: a slice
+                self._values[first_id[0]:first_id[0] + len(v)] = v
+            else:
+                self._values[np.repeat(first_id, count) + (np.arange(len(back)) - back)] = v
+        return self._values
 
 
 class Records:
@@ -11,9 +48,8 @@ class Records:
         self.env = env
         self.value_size = value_size        # bytes the application sent (perf-test's --record-size)
         self.size = batch_bytes             # bytes each record takes inside a batch (value + key + overhead)
-        self.send_start = np.full(n, np.nan)
-        self._completed = np.full(n, np.nan)
-        self._callbacks: list[tuple] = []     # runs of callbacks not yet written to `completed` (see below)
+        self._send_start = EvenRuns(n)
+        self._completed = EvenRuns(n)
         self.failed = np.zeros(n, dtype=bool)
         self.outstanding = n
         self.done = env.event()             # every record acknowledged or failed
@@ -22,37 +58,36 @@ class Records:
         return len(self.value_size)
 
     @property
+    def send_start(self) -> np.ndarray:
+        """When send() was called for each record (NaN: never)."""
+        return self._send_start.values
+
+    @property
     def completed(self) -> np.ndarray:
-        """When each record's callback ran (NaN: not yet)."""
-        if self._callbacks:
-            self._write_callbacks()
-        return self._completed
+        """When each record's callback ran, or it failed (NaN: neither yet)."""
+        return self._completed.values
+
+    def sent(self, first_id: int, count: int, first: float, spacing: float, offset: int = 0) -> None:
+        """send() for records first_id … first_id + count − 1 started `spacing` apart, the first at
+        first + offset · spacing."""
+        self._send_start.note(first_id, count, first, spacing, offset)
 
     def complete_segments(self, segments: list[tuple], first: float, step: float) -> None:
         """Callbacks for a batch's records (segments as ProducerBatch keeps them) run one after another from
-        `first`, `step` apart. Ranges of ids are noted and written all at once when `completed` is read."""
+        `first`, `step` apart."""
         done = 0
         for seg in segments:
             if len(seg) == 4:
-                self._callbacks.append((seg[0], seg[1], first, step, done))
                 count = seg[1]
+                self._completed.note(seg[0], count, first, step, done)
             else:
                 count = len(seg[0])
-                self._completed[seg[0]] = first + step * np.arange(done, done + count)
+                self._completed.put(seg[0], first + step * np.arange(done, done + count))
             done += count
         self._settle(done)
 
-    def _write_callbacks(self) -> None:
-        """completed[first_id + j] = first + step · (done + j) for every noted run, as one numpy pass."""
-        first_id, count, first, step, done = (np.array(column) for column in zip(*self._callbacks))
-        self._callbacks = []
-        starts = np.cumsum(count) - count          # each run's place in the concatenation
-        j = np.arange(int(count.sum())) - np.repeat(starts, count)
-        self._completed[np.repeat(first_id, count) + j] = np.repeat(first, count) + np.repeat(step, count) * (
-            np.repeat(done, count) + j)
-
     def fail(self, ids: np.ndarray, time: float) -> None:
-        self._completed[ids] = time
+        self._completed.put(ids, time)
         self.failed[ids] = True
         self._settle(len(ids))
 

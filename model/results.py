@@ -74,10 +74,15 @@ def _num(value: float) -> str:
 def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Latency as perf-test measures it: the difference of two System.currentTimeMillis() readings, so an
     integer; the clock's phase is uniform, which makes it unbiased on average."""
-    exact = (completed - send_start) * 1000.0
-    phase = rng.random(len(exact))
-    return (np.floor(completed * 1000.0 + phase) - np.floor(send_start * 1000.0 + phase)).astype(np.int64) \
-        if len(exact) else exact.astype(np.int64)
+    phase = rng.random(len(completed))
+    done = completed * 1000.0          # floor(completed·1000 + phase) − floor(send_start·1000 + phase), in place
+    done += phase
+    np.floor(done, out=done)
+    start = send_start * 1000.0
+    start += phase
+    np.floor(start, out=start)
+    done -= start
+    return done.astype(np.int64)
 
 
 def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
@@ -168,22 +173,24 @@ def timeline(batches, requests, end: float, points: int = 200) -> dict:
 
 
 def build_result(s, env, records, producers, cluster, shared_host, runtime: float) -> Result:
-    sent_mask = ~np.isnan(records.send_start)
+    send_start, completed = records.send_start, records.completed
+    sent_mask = ~np.isnan(send_start)
     w = s.workload
     # Warm-up records — each producer's first sends, whichever thread made them — are left out of every figure,
     # as perf-test's --warmup-records does.
     steady = sent_mask.copy()
     for k in range(s.producers if w.warmup_records else 0):
         ids = np.arange(k * w.records, (k + 1) * w.records)
-        first = ids[np.argsort(records.send_start[ids], kind="stable")[:w.warmup_records]]
+        first = ids[np.argsort(send_start[ids], kind="stable")[:w.warmup_records]]
         steady[first] = False
-    ok = steady & ~np.isnan(records.completed) & ~records.failed
-    start = float(np.nanmin(records.send_start[steady])) if steady.any() else 0.0
-    end = float(np.nanmax(records.completed[ok])) if ok.any() else env.now
+    ok = steady & ~np.isnan(completed) & ~records.failed
+    start = float(send_start[steady].min()) if steady.any() else 0.0
+    send_start, completed = send_start[ok], completed[ok]
+    end = float(completed.max()) if len(completed) else env.now
     elapsed = max(end - start, 1e-9)
     rng = np.random.default_rng(np.random.SeedSequence(s.seed).spawn(65)[-1])
-    latency = perf_test_latency_ms(records.send_start[ok], records.completed[ok], rng)
-    perf = perf_test_output(start, records.send_start[ok], records.completed[ok], latency,
+    latency = perf_test_latency_ms(send_start, completed, rng)
+    perf = perf_test_output(start, send_start, completed, latency,
                             float(records.value_size.mean()) if len(records) else 0.0)
 
     # The metrics cover the steady part of the run, like the throughput: batches and requests from its start.

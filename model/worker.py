@@ -84,6 +84,8 @@ class WorkerThread:
         self.cost = costs.record + values * (costs.byte + costs.compress_byte)
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
             self.cost = self.cost + costs.lock + costs.metadata_lock
+        # With records all of one size a chunk's cost depends on its length only: summed once per length.
+        self.cost_of_length: dict[int, float] | None = {} if accumulator.fixed_size is not None else None
         if gil is not None:           # CPython switches threads every 5 ms: no chunk holds the GIL longer
             self.max_chunk = max(1, min(self.max_chunk, int(0.005 / max(float(self.cost.mean()), 1e-9))))
         self.process = env.process(self.run())
@@ -122,7 +124,7 @@ class WorkerThread:
                 try:
                     yield from self._new_batch(first, int(self.records.size[lo + i]))
                 except BufferExhausted:
-                    self.records.send_start[lo + i] = t0
+                    self.records.sent(lo + i, 1, t0, 0.0)
                     self.records.fail(np.array([lo + i]), env.now)
                     self.send_seconds += env.now - t0
                     i += 1
@@ -141,9 +143,13 @@ class WorkerThread:
                 yield from self._append_shared(parts, i, k)
             if full is not None and full.full_at == np.inf:
                 self._close(full)
-            self.records.send_start[lo + i:lo + i + k] = t0 + (env.now - t0) / k * np.arange(k)
-            if i == 0:
-                self.records.send_start[lo] = started    # the first send() began before its metadata wait
+            spacing = (env.now - t0) / k
+            if i == 0:     # the first send() began before its metadata wait
+                self.records.sent(lo, 1, started, 0.0)
+                if k > 1:
+                    self.records.sent(lo + 1, k - 1, t0, spacing, offset=1)
+            else:
+                self.records.sent(lo + i, k, t0, spacing)
             self.send_seconds += env.now - t0
             i += k
 
@@ -181,7 +187,12 @@ class WorkerThread:
         self.switched = True          # the record after it goes to the new partition without aborting again
 
     def _chunk_cost(self, i: int, k: int) -> float:
-        return float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
+        if self.cost_of_length is None:
+            return float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
+        cost = self.cost_of_length.get(k)
+        if cost is None:
+            cost = self.cost_of_length[k] = float(np.add.reduce(self.cost[i:i + k]))
+        return cost
 
     def _append_alone(self, parts, i: int, k: int) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
