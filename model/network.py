@@ -43,6 +43,7 @@ class Connection:
         self.index = index
         self.broker = broker
         self.out_pipes = out_pipes
+        self.slowest_out = min((p.rate for p in out_pipes), default=np.inf)
         self.back_pipes = back_pipes
         self.one_way = one_way
         self.max_in_flight = max_in_flight
@@ -74,8 +75,7 @@ class Connection:
     def send(self, request: ProduceRequest, acks: str) -> None:
         now = self.env.now
         end = transfer(self.out_pipes, now, request.size)
-        slowest = min(p.rate for p in self.out_pipes)
-        request.written = max(now, end - min(request.size, self.send_buffer) / slowest)
+        request.written = max(now, end - min(request.size, self.send_buffer) / self.slowest_out)
         request.arrived = end + self.one_way
         self.in_flight.append(request)
         if len(self.in_flight) == self.max_in_flight:

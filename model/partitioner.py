@@ -97,17 +97,18 @@ class UniformStickyPartitioner(Partitioner):
         super().__init__(partitions, rng)
         self.batch_size = batch_size
         self.queue_sizes = queue_sizes      # callable: partition -> queued batches, or None (not adaptive)
+        self.partition_ids = [int(p) for p in self.partitions]
         self.current = self._next()
         self.produced = 0
 
     def _next(self) -> int:
         if self.queue_sizes is None or len(self.partitions) == 1:
             return int(self.partitions[self.rng.integers(len(self.partitions))])
-        queues = [self.queue_sizes(int(p)) for p in self.partitions]
+        queues = [self.queue_sizes(p) for p in self.partition_ids]
         longest = max(queues)
         cumulative = list(itertools.accumulate(longest + 1 - q for q in queues))
         pick = bisect.bisect_right(cumulative, self.rng.random() * cumulative[-1])
-        return int(self.partitions[min(pick, len(cumulative) - 1)])
+        return self.partition_ids[min(pick, len(cumulative) - 1)]
 
     def run(self, n, sizes):
         # Records up to and including the one that takes the stint past 2 × batch.size stay on this partition.

@@ -7,6 +7,7 @@ linger.ms deadline passes, or a request finishes writing.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Generator
 
@@ -104,8 +105,11 @@ class Sender:
                     if batches:
                         drained.append((conn, batches))
             if drained:
-                nbatches = sum(len(b) for _, b in drained)
-                nbytes = sum(batch.bytes for _, bs in drained for batch in bs)
+                nbatches = nbytes = 0
+                for _, batches in drained:
+                    nbatches += len(batches)
+                    for batch in batches:
+                        nbytes += batch.bytes
                 busy += (self.costs.request * len(drained) + self.costs.batch * nbatches
                          + self.costs.compress_byte * nbytes)
                 yield from self._work(busy)       # handle responses and build the requests, then write them
@@ -144,14 +148,14 @@ class Sender:
 
     def _ready(self, now: float) -> tuple[list[int], float]:
         """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
-        acc, ready, deadline = self.acc, set(), np.inf
-        exhausted = acc.pool.exhausted
+        acc, ready, deadline = self.acc, [], math.inf
+        linger, muted, exhausted = acc.linger, acc.muted, acc.pool.exhausted
         for p, dq in enumerate(acc.deques):
-            if not dq or p in acc.muted:
+            if not dq or p in muted:
                 continue
             head = dq[0]
             if head.created > now:                     # its first append has not happened yet
-                deadline = min(deadline, head.created + acc.linger)
+                deadline = min(deadline, head.created + linger)
                 continue
             if now - head.created > self.delivery_timeout:
                 self._expire(p, now)
@@ -159,16 +163,17 @@ class Sender:
                     continue
                 head = dq[0]                           # what is left is judged like any other batch
                 if head.created > now:
-                    deadline = min(deadline, head.created + acc.linger)
+                    deadline = min(deadline, head.created + linger)
                     continue
             leader = self.leaders[p]
             if leader in ready:
                 continue
-            if len(dq) > 1 or head.full_at <= now or head.created + acc.linger <= now or exhausted:
-                ready.add(leader)
+            if len(dq) > 1 or head.full_at <= now or head.created + linger <= now or exhausted:
+                ready.append(leader)
             else:
-                deadline = min(deadline, head.created + acc.linger, head.full_at)
-        return sorted(ready), deadline
+                deadline = min(deadline, head.created + linger, head.full_at)
+        ready.sort()
+        return ready, deadline
 
     def _drain(self, node: int, now: float) -> list[ProducerBatch]:
         """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
@@ -195,8 +200,11 @@ class Sender:
         return batches
 
     def _send(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
-        size = REQUEST_HEADER_BYTES + sum(b.size_on_wire + PARTITION_HEADER_BYTES for b in batches)
-        request = ProduceRequest(conn, batches, now, size, sum(b.records for b in batches))
+        size, records = REQUEST_HEADER_BYTES, 0
+        for b in batches:
+            size += b.size_on_wire + PARTITION_HEADER_BYTES
+            records += b.records
+        request = ProduceRequest(conn, batches, now, size, records)
         self.batches.extend(batches)
         self.requests.append(request)
         conn.send(request, self.acks)
@@ -204,10 +212,11 @@ class Sender:
     def _complete(self, responses: list[ProduceRequest]) -> float:
         """Handle responses: the Sender's CPU for each batch and callback (returned, for the caller to spend);
         the callbacks complete the records one after another from now."""
+        nbatches = nrecords = 0
         for request in responses:
             request.connection.remove(request)
-        nbatches = sum(len(r.batches) for r in responses)
-        nrecords = sum(r.records for r in responses)
+            nbatches += len(request.batches)
+            nrecords += request.records
         start = self.env.now
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
         first = start + self.costs.batch * nbatches + self.costs.record

@@ -230,12 +230,14 @@ class WorkerThread:
         blocking (Java would release the lock, allocate and retry)."""
         lo = self.first_id + i
         sizes = self.records.size
-        fixed = self.acc.fixed_size is not None
+        fixed_size = self.acc.fixed_size
+        fixed = fixed_size is not None
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
             self._fill(parts, k, locked,
                        lambda a, b: None if fixed else sizes[lo + a:lo + b],
                        lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
-                                                           int(sizes[lo + a:lo + b].sum())),
+                                                           fixed_size * (b - a) if fixed
+                                                           else int(np.add.reduce(sizes[lo + a:lo + b]))),
                        lambda j: first + j * spacing)
             return
         # Records spread over partitions (a per-record partitioner): arrays of ids and append times.
