@@ -34,6 +34,7 @@ class BrokerCosts:
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
     service_cv: float = 0.0  # I/O-thread service time variability (gamma; 0 = deterministic, 1 = exponential)
+    handoff: float = 0.0     # latency of each network ↔ I/O thread hand-off (request queue, response queue)
     fetch: float = 0.0       # per follower fetch served as leader
 
 
@@ -86,10 +87,14 @@ class Broker:
                 # are one piece of work.
                 merged = costs.network_request / 2 if respond and acks != "all" else 0.0
                 yield from self.host.run(read + append + merged)
-                t["queued"] = t["dequeued"] = env.now - append - merged
+                hand = (2 if merged else 1) * costs.handoff
+                if hand:             # the queues' hand-offs (latency, not CPU), taken together after the work
+                    yield env.timeout(hand)
+                t["queued"] = env.now - hand - append - merged
+                t["dequeued"] = t["queued"] + costs.handoff
                 if merged:
                     self.network_busy += merged
-                    t["local_done"] = t["remote_done"] = env.now - merged
+                    t["local_done"] = t["remote_done"] = t["dequeued"] + append
                     respond = False
                     self._respond_now(conn, request, t)
             else:
@@ -97,6 +102,8 @@ class Broker:
                 yield from self.host.run(read)
                 done(processor, held)
                 t["queued"] = env.now
+                if costs.handoff:
+                    yield env.timeout(costs.handoff)
                 slot = yield from using(self.io_threads)
                 t["dequeued"] = env.now
                 yield from self._append(request, append / mean_append if mean_append else 1.0)
@@ -113,6 +120,8 @@ class Broker:
                 yield from self.replication.wait(self, request)
             t.setdefault("remote_done", env.now)
             if respond:
+                if costs.handoff:
+                    yield env.timeout(costs.handoff)
                 held = yield from using(processor)
                 yield from self.host.run(costs.network_request / 2)
                 done(processor, held)
@@ -148,7 +157,7 @@ class Broker:
         queue for (one connection), no core shortage, fixed service times, no replication, a response path of its
         own, and acks=1 (the response leaves with the append's work). serve_at_once then stands in for the
         _connection loop. Decided at the first send, once everything is wired."""
-        return (SERVE_AT_ONCE and acks == "1" and self.costs.service_cv == 0
+        return (SERVE_AT_ONCE and acks == "1" and self.costs.service_cv == 0 and self.costs.handoff == 0
                 and all(p is None for p in self.processors) and self.io_threads is None and self.log_locks is None
                 and self.host.cpu is None and not any(state.followers for state in self.replication.parts)
                 and all(pipe.users == 1 for pipe in conn.back_pipes))

@@ -148,9 +148,11 @@ class Replication:
                 follower_host.busy_seconds += append
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now + read,
                                nbytes + size)
-                yield env.timeout(end - env.now + self.one_way + append)
+                yield env.timeout(end - env.now + self.one_way + append + 2 * costs.handoff)
             else:
                 yield from leader_host.run(read)
+                if costs.handoff:    # the fetch's request and response queues on the leader
+                    yield env.timeout(2 * costs.handoff)
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now,
                                nbytes + size)
                 yield env.timeout(end - env.now + self.one_way)

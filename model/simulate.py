@@ -68,6 +68,7 @@ class Cluster:
             recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
                              if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
             service_cv=hw["broker.service_cv"],
+            handoff=hw.seconds("broker.handoff_us"),
             fetch=hw.seconds("broker.fetch_us"),
         )
         self.replication = Replication(env, s, self)

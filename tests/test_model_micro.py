@@ -235,3 +235,18 @@ def test_first_send_waits_for_metadata_then_the_throttle_catches_up():
     assert start[1:202].min() >= wait - 1e-12 and start[1:202].max() < wait + 0.005
     assert start[250] == pytest.approx(0.250, abs=0.003)       # back on the schedule after the burst
     assert c.result.perf_test["max_latency_ms"] >= 203
+
+
+@pytest.mark.parametrize("acks", ["1", "all"])
+def test_broker_hand_offs_add_their_latency_to_each_request(acks):
+    """Lone records 100 ms apart: a request meets nothing else, so two hand-offs of 0.5 ms (request queue, response
+    queue) make each request exactly 1 ms slower, RequestQueueTimeMs shows one of them, and no CPU is spent."""
+    def run(handoff):
+        return capture(scenario(PLAIN, **{"workload.records": 10, "workload.throughput": 10, "producer.acks": acks,
+                                          "hardware.broker.handoff_us": handoff}))
+    base, slow = run(0), run(500)
+    for a, b in zip(base.requests, slow.requests):
+        assert (b.completed - b.created) - (a.completed - a.created) == pytest.approx(0.001, abs=1e-9)
+        assert b.timing["RequestQueueTimeMs"] - a.timing["RequestQueueTimeMs"] == pytest.approx(0.5, abs=1e-9)
+    busy = lambda c: [(b.network_busy, b.io_busy, b.host.busy_seconds) for b in c.cluster.brokers]
+    assert busy(slow) == busy(base)
