@@ -29,7 +29,7 @@ MAX_SIGMA = 2.0
 
 DEFAULT_PARAMETERS = {
     "java": ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us", "broker.byte_ns",
-             "broker.fetch_us", "worker.first_send_ms",
+             "broker.handoff_us", "broker.fetch_us", "worker.first_send_ms",
              "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
     "kafka-python": ["worker.record_us", "sender.request_us", "sender.record_us", "worker.first_send_ms"],
 }
