@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Callable, TextIO
 
 import numpy as np
 
@@ -39,19 +41,33 @@ class Row:
         return p / m if m and p is not None and m > 0 else None
 
 
-def roles_from_matrix(path: str | Path | None) -> dict[str, str]:
+def roles_from_matrix(path: str | Path | None) -> dict[tuple[str, str], str]:
+    """(config id, client) -> role, as the matrix file splits them; {} without a matrix."""
     if not path:
         return {}
     from kafkasim.validation.matrix import Matrix
     return {(c.config_id, c.client): c.role for c in Matrix(Path(path)).configs}
 
 
-def predict_all(observations: list[Observation], profile: str, max_records: int, progress) -> list[dict]:
+def role_of(obs: Observation, roles: dict[tuple[str, str], str]) -> str:
+    """The matrix's role for this configuration and client, else the role recorded with the runs."""
+    return roles.get((obs.config_id, obs.library), obs.role)
+
+
+def predict_all(observations: list[Observation], profile: str, max_records: int,
+                progress: TextIO | Callable[[int, int, Observation], None] = sys.stderr) -> list[dict]:
+    """The model's figures for each configuration. `progress` is a text stream (a line per configuration) or a
+    callable(done, total, observation) called before each prediction."""
+    step = progress if callable(progress) else partial(_print_step, progress)
     out = []
-    for i, obs in enumerate(observations, 1):
-        print(f"  predicting {i}/{len(observations)}: {obs.config_id} ({obs.library})", file=progress, flush=True)
+    for i, obs in enumerate(observations):
+        step(i, len(observations), obs)
         out.append(predicted(simulate(scenario_for(obs, profile, {}, max_records))))
     return out
+
+
+def _print_step(stream: TextIO, done: int, total: int, obs: Observation) -> None:
+    print(f"  predicting {done + 1}/{total}: {obs.config_id} ({obs.library})", file=stream, flush=True)
 
 
 def run_noise(obs: Observation) -> float:
@@ -111,12 +127,8 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
     names.append(_save(fig, out_dir, f"{stem}-predicted-vs-measured.png",
                        f"{stem}: predicted vs measured (median of repeats)"))
 
-    held = [r for r in rows if r.role == "held-out" and r.ratio("records_per_sec")]
     fig, axes = plt.subplots(3, 3, figsize=(12, 9))
-    for ax, (label, key, show) in zip(axes.flat, FACTORS):
-        groups: dict[str, list[float]] = {}
-        for r in held:
-            groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
+    for ax, (label, groups) in zip(axes.flat, error_by_factor(rows).items()):
         keys = sorted(groups)
         if not keys:               # no held-out run varies this factor
             ax.set_axis_off()
@@ -127,6 +139,17 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
         ax.set_ylabel("throughput error %")
     names.append(_save(fig, out_dir, f"{stem}-error-by-factor.png", f"{stem}: held-out throughput error by factor"))
     return names
+
+
+def error_by_factor(rows: list[Row]) -> dict[str, dict[str, list[float]]]:
+    """Held-out throughput error in % (predicted / measured − 1), per factor of FACTORS and per value it takes."""
+    held = [r for r in rows if r.role == "held-out" and r.ratio("records_per_sec")]
+    out: dict[str, dict[str, list[float]]] = {}
+    for label, key, show in FACTORS:
+        groups = out.setdefault(label, {})
+        for r in held:
+            groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
+    return out
 
 
 def _save(fig, out_dir: Path, name: str, title: str) -> str:
@@ -183,8 +206,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     out_dir.mkdir(parents=True, exist_ok=True)
     observations = load_observations(runs, library=client)
     roles = roles_from_matrix(matrix)
-    role_of = lambda o: roles.get((o.config_id, o.library), o.role)
-    calibration = [o for o in observations if role_of(o) == "calibration"]
+    calibration = [o for o in observations if role_of(o, roles) == "calibration"]
     if not calibration:
         raise ValueError(f"no calibration configurations for {client} in {runs}")
     fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
@@ -194,7 +216,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     name = profile_path.stem
     write_profile(profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration]), profile_path)
     preds = predict_all(observations, str(profile_path), max_records, progress)
-    rows = [Row(o, role_of(o), p) for o, p in zip(observations, preds)]
+    rows = [Row(o, role_of(o, roles), p) for o, p in zip(observations, preds)]
     summary = summarise(rows)
     images = plots(rows, out_dir, stem)
     (out_dir / f"{stem}.md").write_text(markdown(stem, str(runs), fitted, summary, rows, images))
