@@ -1,4 +1,5 @@
-"""Charts and tables of a Result (Altair and pandas only; no Streamlit calls, no model logic)."""
+"""Charts and tables of a Result and of predicted-vs-measured runs (Altair and pandas only; no Streamlit calls, no
+model logic)."""
 from __future__ import annotations
 
 import altair as alt
@@ -102,3 +103,33 @@ def compare_utilisation_chart(utils: dict[str, dict]) -> alt.Chart:
         y=alt.Y("scenario:N", title=None), color=alt.Color("scenario:N", legend=None),
         row=alt.Row("resource:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         tooltip=["scenario", "resource", alt.Tooltip("busy:Q", format=".1%")]).properties(height=18 * len(utils))
+
+
+ROLE_SHAPES = alt.Scale(domain=["calibration", "held-out"], range=["circle", "triangle-up"])
+
+
+def predicted_vs_measured_chart(df: pd.DataFrame, figure: str) -> alt.Chart:
+    """Predicted against measured (log axes, the same range on both) with the y = x line; calibration and
+    held-out configurations as different markers."""
+    values = pd.concat([df["measured"], df["predicted"]])
+    lo, hi = (float(values.min()), float(values.max())) if len(values) else (1.0, 10.0)
+    scale = alt.Scale(type="log", domain=[lo / 1.3, hi * 1.3], nice=False)
+    points = alt.Chart(df).mark_point(filled=True, size=70, opacity=0.8).encode(
+        x=alt.X("measured:Q", scale=scale, title=f"measured {figure}"),
+        y=alt.Y("predicted:Q", scale=scale, title=f"predicted {figure}"),
+        shape=alt.Shape("role:N", scale=ROLE_SHAPES), color=alt.Color("role:N", legend=alt.Legend(orient="bottom")),
+        tooltip=["config", "role", alt.Tooltip("measured:Q", format=",.4~g"),
+                 alt.Tooltip("predicted:Q", format=",.4~g")])
+    diagonal = alt.Chart(pd.DataFrame({"measured": [lo, hi], "predicted": [lo, hi]})).mark_line(
+        strokeDash=[5, 4], color="gray").encode(x="measured:Q", y="predicted:Q")
+    return alt.layer(diagonal, points).properties(height=340, title=f"{figure} (dashed: y = x)")
+
+
+def error_by_factor_chart(df: pd.DataFrame) -> alt.Chart:
+    """Held-out throughput error per value of each factor, one small panel per factor."""
+    box = alt.Chart().mark_boxplot(extent="min-max", size=18).encode(
+        x=alt.X("value:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("error %:Q", title="throughput error %"))
+    zero = alt.Chart().mark_rule(color="gray", strokeDash=[4, 3]).encode(y=alt.datum(0))
+    return alt.layer(box, zero, data=df).properties(width=200, height=160).facet(
+        facet=alt.Facet("factor:N", sort=None, title=None), columns=3).resolve_scale(x="independent")

@@ -58,5 +58,9 @@ def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict
     }
 
 
+def profile_yaml(profile: dict) -> str:
+    return yaml.safe_dump(profile, sort_keys=False, allow_unicode=True, width=110)
+
+
 def write_profile(profile: dict, path: str | Path) -> None:
-    Path(path).write_text(yaml.safe_dump(profile, sort_keys=False, allow_unicode=True, width=110))
+    Path(path).write_text(profile_yaml(profile))

@@ -103,8 +103,13 @@ class Hardware:
         raise KeyError(f"{key} is not a time")
 
 
+def profile_path(name: str) -> Path:
+    """A built-in profile's file, or the path itself when `name` is a .yaml path."""
+    return Path(name) if name.endswith((".yaml", ".yml")) else PROFILE_DIR / f"{name}.yaml"
+
+
 def load_profile(name: str) -> dict[str, Any]:
-    path = Path(name) if name.endswith((".yaml", ".yml")) else PROFILE_DIR / f"{name}.yaml"
+    path = profile_path(name)
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
         raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")

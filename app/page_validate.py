@@ -1,0 +1,241 @@
+"""Validate: the model's predictions beside measured runs, a profile fitted in the browser, and the committed
+fidelity reports — what `kafkasim validate` computes (kafkasim.validation.report), on a run store the user picks.
+
+State (st.session_state): v_store (a run store under validation/data, or OTHER with v_path / v_upload), v_client,
+v_profile:<store>:<client>, v_matrix, v_cap, v_tab, and v_fitted (profiles fitted in this session). The URL may name
+a run store, client, profile and record cap: ?runs=PATH&client=java&profile=local-2core&cap=20000.
+Predictions are cached across sessions on (run store + its mtime, client, profile + its mtime, record cap).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from kafkasim.app import ui_charts, ui_fidelity, ui_fit
+from kafkasim.calibration.runs import Observation, load_observations
+from kafkasim.validation.errors import UserError
+from kafkasim.validation.report import Row, predict_all, role_of, roles_from_matrix, summarise
+
+OTHER = "another file…"
+NO_MATRIX = "roles recorded with the runs"
+DEFAULT_CAP = 20_000           # records simulated per configuration: a full Java table in well under a minute
+CACHED_TABLES = 16
+TABS = ("Predicted vs measured", "Fit a profile", "Committed reports")
+
+
+@dataclass(frozen=True)
+class Picked:
+    store: Path
+    client: str
+    observations: list                # the client's configurations in the store
+    roles: dict
+    profile: str
+    cap: int
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _observations(path: str, mtime: float) -> list[Observation]:
+    return load_observations(path)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _roles(path: str, mtime: float) -> dict:
+    return roles_from_matrix(path)
+
+
+@st.cache_resource(show_spinner=False)
+def _predictions() -> dict:
+    """(run store, mtime, client, profile, mtime, record cap) -> (predictions, seconds they took), oldest
+    first; shared by sessions."""
+    return {}
+
+
+def _init() -> None:
+    if "v_cap" in st.session_state:
+        return
+    params = st.query_params
+    runs = params.get("runs")
+    stores = [str(p) for p in ui_fidelity.run_stores()]
+    if runs:
+        path = Path(runs) if Path(runs).is_absolute() else ui_fidelity.ROOT / runs
+        st.session_state.v_store = str(path) if str(path) in stores else OTHER
+        st.session_state.v_path = runs
+    if params.get("client"):
+        st.session_state.v_client = params["client"]
+    st.session_state.v_url_profile = params.get("profile")
+    local = ui_fidelity.MATRIX_DIR / "local.yaml"
+    st.session_state.v_matrix = str(local) if local.is_file() else NO_MATRIX
+    try:
+        st.session_state.v_cap = int(params.get("cap", DEFAULT_CAP))
+    except ValueError:
+        st.session_state.v_cap = DEFAULT_CAP
+    st.session_state.v_fitted = []
+
+
+def _pick_store(column) -> Path | None:
+    options = [str(p) for p in ui_fidelity.run_stores()] + [OTHER]
+    with column:
+        choice = st.selectbox("run store", options, key="v_store",
+                              format_func=lambda o: o if o == OTHER else ui_fidelity.shown(o),
+                              help="Runs as `kafkasim measure` stores them: one JSON line per run; the repeats of "
+                                   "a configuration are summarised by their median.")
+        if choice != OTHER:
+            return Path(choice)
+        path = st.text_input("path to a run store (.jsonl)", key="v_path")
+        upload = st.file_uploader("or upload one", type=["jsonl"], key="v_upload")
+    if upload is not None:
+        return ui_fidelity.saved_upload(upload.name, upload.getvalue())
+    return Path(path.strip()).expanduser() if path.strip() else None
+
+
+def _pick_client(column, observations: list[Observation]) -> str:
+    libraries = sorted({o.library for o in observations}, key=lambda lib: (lib != "java", lib))
+    if st.session_state.get("v_client") not in libraries:
+        st.session_state.v_client = libraries[0]
+    return column.selectbox("client library", libraries, key="v_client")
+
+
+def _pick_profile(column, store: Path, client: str) -> str:
+    choices = ui_fidelity.profiles(st.session_state.v_fitted)
+    key = f"v_profile:{store}:{client}"
+    if st.session_state.get(key) not in choices:
+        wanted = st.session_state.get("v_url_profile")
+        st.session_state[key] = wanted if wanted in choices else ui_fidelity.default_profile(store, client, choices)
+    return column.selectbox("hardware profile", choices, key=key, format_func=ui_fidelity.shown,
+                            help="Built-in profiles by name; fitted ones (validation/reports/*-profile.yaml and "
+                                 "those fitted on this page) by path. The default is the profile `kafkasim validate` "
+                                 "fitted for this run store and client.")
+
+
+def _pick_roles(column) -> dict:
+    options = [str(p) for p in ui_fidelity.matrices()] + [NO_MATRIX]
+    if st.session_state.get("v_matrix") not in options:
+        st.session_state.v_matrix = NO_MATRIX
+    matrix = column.selectbox("roles from", options, key="v_matrix", format_func=ui_fidelity.shown,
+                              help="The matrix file says which configurations calibrate (a fit may use them) and "
+                                   "which are held out (only compared against), per client.")
+    return {} if matrix == NO_MATRIX else _roles(matrix, Path(matrix).stat().st_mtime)
+
+
+def _predict(key: tuple, observations: list[Observation], profile: str, cap: int) -> tuple[list[dict], float]:
+    bar = st.progress(0.0, text=f"predicting {len(observations)} configurations")
+    started = time.perf_counter()
+    preds = predict_all(observations, profile, cap, progress=lambda done, total, obs: bar.progress(
+        done / total, text=f"predicting {done + 1}/{total}: {obs.config_id}"))
+    bar.empty()
+    cache = _predictions()
+    cache[key] = preds, time.perf_counter() - started
+    while len(cache) > CACHED_TABLES:
+        cache.pop(next(iter(cache)))
+    return cache[key]
+
+
+def _show_table(rows: list[Row]) -> None:
+    pct = st.column_config.NumberColumn(format="percent")
+    st.dataframe(ui_fidelity.table(rows), hide_index=True, width="stretch", column_config={
+        "measured records/s": st.column_config.NumberColumn(format="%.0f"),
+        "predicted records/s": st.column_config.NumberColumn(format="%.0f"),
+        "error": pct, "run range": pct, "noise": pct,
+        "p99 predicted / measured": st.column_config.NumberColumn(format="%.2f")})
+    st.caption("Measured figures are the median of a configuration's runs; run range is (fastest − slowest) / "
+               "median, noise the runs' mean absolute deviation from that median; error is predicted / measured − 1.")
+
+
+def _show_fidelity(rows: list[Row]) -> None:
+    summary = summarise(rows)
+    for column, (label, value, help) in zip(st.columns(6), ui_fidelity.summary_figures(summary)):
+        column.metric(label, value, help=help)
+    scatter = ui_fidelity.scatter_frame(rows)
+    for column, (_, figure) in zip(st.columns(2), ui_fidelity.TARGETS):
+        column.altair_chart(ui_charts.predicted_vs_measured_chart(scatter[scatter["figure"] == figure], figure),
+                            width="stretch")
+    _show_table(rows)
+    factors = ui_fidelity.factor_frame(rows)
+    if len(factors):
+        st.subheader("Held-out throughput error by factor")
+        st.altair_chart(ui_charts.error_by_factor_chart(factors))
+
+
+def _predicted_vs_measured(p: Picked) -> None:
+    key = (str(p.store), p.store.stat().st_mtime, p.client, p.profile, ui_fidelity.profile_mtime(p.profile), p.cap)
+    preds, took = _predictions().get(key, (None, None))
+    button = st.empty()
+    if preds is None and button.button(f"Predict {len(p.observations)} configurations", key="v_predict",
+                                       type="primary", help="Runs the model once per configuration at the record cap."):
+        button.empty()
+        try:
+            preds, took = _predict(key, p.observations, p.profile, p.cap)
+        except ValueError as exc:             # ScenarioError, or a profile that does not load
+            st.error(str(exc))
+    rows = [Row(o, role_of(o, p.roles), preds[i] if preds else {}) for i, o in enumerate(p.observations)]
+    held = sum(r.role == "held-out" for r in rows)
+    st.caption(f"{len(rows) - held} calibration and {held} held-out configurations of {p.client} in "
+               f"{ui_fidelity.shown(p.store)}; the model simulates up to {p.cap:,} records of each"
+               + (f" (predicting them took {took:.0f} s)." if took else "."))
+    if preds:
+        _show_fidelity(rows)
+    else:
+        _show_table(rows)
+
+
+def _committed_reports() -> None:
+    paths = [str(p) for p in ui_fidelity.reports()]
+    if not paths:
+        st.info("No reports under validation/reports yet: `kafkasim validate` writes them.")
+        return
+    st.caption("What `kafkasim validate` wrote and committed: a fit on the calibration configurations, checked on "
+               "the held-out ones.")
+    pick = st.selectbox("report", paths, key="v_report", format_func=lambda p: Path(p).name)
+    text, images = ui_fidelity.report_parts(Path(pick))
+    st.markdown(text)
+    for image in images:
+        st.image(str(image), caption=image.name)
+
+
+def _pick() -> Picked | None:
+    """The run store, client, profile, roles and record cap, or None (with the reason shown)."""
+    c_store, c_client, c_profile, c_roles, c_cap = st.columns([3, 1.2, 2.2, 2, 1.2])
+    store = _pick_store(c_store)
+    if store is None:
+        st.info("Name a run store (a .jsonl file) or upload one.")
+        return None
+    try:
+        everything = _observations(str(store), store.stat().st_mtime)
+        roles = _pick_roles(c_roles)
+    except OSError as exc:
+        st.error(f"run store {str(store)!r}: {exc.strerror}")
+        return None
+    except (ValueError, UserError) as exc:     # not a JSON line, a bad matrix
+        st.error(str(exc))
+        return None
+    if not everything:
+        st.warning(f"{ui_fidelity.shown(store)} holds no successful runs.")
+        return None
+    client = _pick_client(c_client, everything)
+    profile = _pick_profile(c_profile, store, client)
+    cap = c_cap.number_input("records per run", min_value=1_000, step=5_000, key="v_cap",
+                             help="Records the model simulates per configuration (fewer than measured: faster, "
+                                  "a little less exact).")
+    return Picked(store, client, [o for o in everything if o.library == client], roles, profile, int(cap))
+
+
+def render() -> None:
+    _init()
+    st.title("Validate")
+    st.caption("The model's predictions beside real runs of the same configurations, with the run-to-run noise of "
+               "those runs as the floor no model can beat — as `kafkasim validate` reports it.")
+    picked = _pick()
+    # Lazy tabs: only the open one is drawn on a rerun.
+    predicted, fitting, committed = st.tabs(TABS, key="v_tab", on_change="rerun")
+    if predicted.open and picked:
+        with predicted:
+            _predicted_vs_measured(picked)
+    if fitting.open and picked:
+        with fitting:
+            ui_fit.section(picked.store, picked.client, picked.observations, picked.roles, picked.cap)
+    if committed.open:
+        with committed:
+            _committed_reports()
