@@ -117,7 +117,7 @@ def _pick_roles(column) -> dict:
     matrix = column.selectbox("roles from", options, key="v_matrix", format_func=ui_fidelity.shown,
                               help="The matrix file says which configurations calibrate (a fit may use them) and "
                                    "which are held out (only compared against), per client.")
-    return {} if matrix == NO_MATRIX else _roles(matrix, Path(matrix).stat().st_mtime)
+    return {} if matrix == NO_MATRIX else _roles(matrix, ui_fidelity.mtime(Path(matrix)))
 
 
 def _predict(key: tuple, observations: list[Observation], profile: str, cap: int) -> tuple[list[dict], float]:
@@ -160,7 +160,7 @@ def _show_fidelity(rows: list[Row]) -> None:
 
 
 def _predicted_vs_measured(p: Picked) -> None:
-    key = (str(p.store), p.store.stat().st_mtime, p.client, p.profile, ui_fidelity.profile_mtime(p.profile), p.cap)
+    key = (str(p.store), ui_fidelity.mtime(p.store), p.client, p.profile, ui_fidelity.profile_mtime(p.profile), p.cap)
     preds, took = _predictions().get(key, (None, None))
     button = st.empty()
     if preds is None and button.button(f"Predict {len(p.observations)} configurations", key="v_predict",
@@ -203,12 +203,9 @@ def _pick() -> Picked | None:
         st.info("Name a run store (a .jsonl file) or upload one.")
         return None
     try:
-        everything = _observations(str(store), store.stat().st_mtime)
+        everything = _observations(str(store), ui_fidelity.mtime(store))
         roles = _pick_roles(c_roles)
-    except OSError as exc:
-        st.error(f"run store {str(store)!r}: {exc.strerror}")
-        return None
-    except (ValueError, UserError) as exc:     # not a JSON line, a bad matrix
+    except (OSError, ValueError, UserError) as exc:    # no such file, not a JSON line, a bad matrix
         st.error(str(exc))
         return None
     if not everything:

@@ -57,9 +57,13 @@ def default_profile(store: Path, client: str, choices: list[str]) -> str:
     return choices[0]
 
 
-def profile_mtime(name: str) -> float:
-    path = profile_path(name)
+def mtime(path: Path) -> float:
+    """Part of the page's cache keys: a rewritten file is read (and predicted) again."""
     return path.stat().st_mtime if path.is_file() else 0.0
+
+
+def profile_mtime(name: str) -> float:
+    return mtime(profile_path(name))
 
 
 def saved_upload(name: str, data: bytes) -> Path:
@@ -148,4 +152,4 @@ def report_parts(path: Path) -> tuple[str, list[Path]]:
     """A committed report's Markdown without its image links, and the images they name (those that exist)."""
     text = path.read_text()
     images = [path.parent / name for name in IMAGE.findall(text)]
-    return IMAGE.sub("", text).rstrip() + "\n", [p for p in images if p.is_file()]
+    return IMAGE.sub("", text).rstrip(), [p for p in images if p.is_file()]

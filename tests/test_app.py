@@ -3,19 +3,26 @@ one-line error (never a traceback), the URL carries the scenario, and the helper
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import yaml
 
 pytest.importorskip("streamlit")
+import pandas as pd  # noqa: E402
+import pyarrow as pa  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from kafkasim.app import compare_reason, ui_fields, ui_scenario  # noqa: E402
+from kafkasim.app import compare_reason, page_validate, ui_fidelity, ui_fields, ui_scenario  # noqa: E402
 from kafkasim.app.app_command import add_app_command, streamlit_command  # noqa: E402
 from kafkasim.app.ui_run import capped  # noqa: E402
+from kafkasim.calibration.fit import predicted, scenario_for  # noqa: E402
+from kafkasim.calibration.runs import load_observations  # noqa: E402
 from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
+from kafkasim.validation.report import FACTORS, Row, predict_all, role_of, roles_from_matrix  # noqa: E402
 
 APP = Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"
 TIMEOUT = 180            # the machine is shared; a few small simulations per run
@@ -410,3 +417,196 @@ def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
     at.button[0].click().run()
     no_traceback(at)
     assert "RF 3 needs at least 3" in at.error[0].value
+
+
+# --- Validate ---------------------------------------------------------------------------------------------------
+
+RUNS = Path(__file__).resolve().parent.parent / "validation" / "data" / "local.jsonl"
+VALIDATE_CAP = "2000"      # records per configuration: a tiny store predicts in about a second
+
+
+def java_runs() -> list[dict]:
+    return [r for r in map(json.loads, RUNS.read_text().splitlines())
+            if r.get("ok", True) and r.get("result") and r["client"]["library"] == "java"]
+
+
+@pytest.fixture
+def tiny_store(tmp_path) -> Path:
+    """Four Java runs of the reference data set, whatever it holds now: two repeats of an unthrottled
+    configuration marked calibration, one of another marked held-out and one of a throttled one marked held-out."""
+    runs = java_runs()
+    by_config: dict[str, list[dict]] = {}
+    for r in runs:
+        by_config.setdefault(r["config_id"], []).append(r)
+    throttled = sorted(c for c, rs in by_config.items() if float(rs[0]["scenario"]["workload.throughput"]) > 0)
+    repeated = sorted(c for c, rs in by_config.items() if c not in throttled and len(rs) >= 2)
+    other = sorted(c for c in by_config if c not in throttled and c != repeated[0])
+    picks = [(repeated[0], "calibration", 2), (other[0], "held-out", 1), (throttled[0], "held-out", 1)]
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps({**r, "role": role}) + "\n"
+                            for config, role, n in picks for r in by_config[config][:n]))
+    return path
+
+
+def validate_page(tab: str | None = None, **params: str) -> AppTest:
+    at = AppTest.from_string("from kafkasim.app import page_validate\npage_validate.render()", default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    if tab:
+        at.session_state["v_tab"] = tab
+    return at.run()
+
+
+def predicted_tiny(tiny_store: Path, cap: str = VALIDATE_CAP) -> AppTest:
+    """The tiny store with the roles its runs carry, predicted on local-2core."""
+    at = validate_page(runs=str(tiny_store), cap=cap, profile="local-2core")
+    at.selectbox(key="v_matrix").select(page_validate.NO_MATRIX).run()
+    at.button(key="v_predict").click().run()
+    no_traceback(at)
+    assert not at.error
+    return at
+
+
+def chart_data(chart) -> list[pd.DataFrame]:
+    """The data sets of an Altair chart as the app sent them (Arrow IPC streams)."""
+    return [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
+
+
+def test_validate_shows_the_reference_runs_with_the_matrix_roles():
+    at = validate_page()
+    no_traceback(at)
+    assert not at.error
+    assert at.selectbox(key="v_store").value == str(RUNS)
+    assert at.selectbox(key="v_client").value == "java"
+    profile = at.selectbox(key=f"v_profile:{RUNS}:java").value
+    fitted = ui_fidelity.REPORT_DIR / "local-java-profile.yaml"
+    assert profile == (str(fitted) if fitted.is_file() else ui_fidelity.BASE_PROFILE)
+    table = at.dataframe[0].value
+    observations = load_observations(RUNS, library="java")
+    roles = roles_from_matrix(ui_fidelity.MATRIX_DIR / "local.yaml")
+    assert list(table["config"]) == [o.config_id for o in observations]
+    assert list(table["role"]) == [role_of(o, roles) for o in observations]
+    assert list(table["measured records/s"]) == [o.measured["records_per_sec"] for o in observations]
+    assert list(table["run range"]) == [o.spread["records_per_sec"] for o in observations]
+    assert "predicted records/s" not in table                       # nothing predicted before the button
+    assert at.button(key="v_predict").label == f"Predict {len(observations)} configurations"
+
+
+def test_validate_predicts_a_small_run_store(tiny_store):
+    at = predicted_tiny(tiny_store)
+    table = at.dataframe[0].value.set_index("config")
+    observations = load_observations(tiny_store, library="java")
+    assert list(table.index) == [o.config_id for o in observations]
+    for obs in observations:                                         # the page simulates what validate would
+        pred = predicted(simulate(scenario_for(obs, "local-2core", {}, int(VALIDATE_CAP))))
+        row = table.loc[obs.config_id]
+        assert row["predicted records/s"] == pytest.approx(pred["records_per_sec"])
+        assert row["error"] == pytest.approx(pred["records_per_sec"] / obs.measured["records_per_sec"] - 1)
+        assert row["p99 predicted / measured"] == pytest.approx(pred["p99_ms"] / obs.measured["p99_ms"])
+    held = table[table["role"] == "held-out"]
+    figures = {m.label: m.value for m in at.metric}
+    assert figures["held-out throughput error"] == f"{100 * held['error'].abs().median():.1f} %"
+    assert figures["noise floor"] == "0.0 %"                          # one run per held-out configuration
+    throttled = next(o.config_id for o in observations if o.throttled)
+    assert figures["throttled p99 predicted / measured"] == f"{round(table.loc[throttled, 'p99 predicted / measured'], 3):g}"
+    assert table.loc[observations[0].config_id, "run range"] > 0      # two runs of the calibration configuration
+
+
+def test_validate_scatter_has_log_axes_the_diagonal_and_both_roles(tiny_store):
+    at = predicted_tiny(tiny_store)
+    table = at.dataframe[0].value
+    scatters = [c for c in at.get("vega_lite_chart") if "y = x" in c.proto.spec]
+    assert len(scatters) == 2                                         # throughput and p99
+    spec = json.loads(scatters[0].proto.spec)
+    points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
+    assert points["encoding"]["x"]["scale"]["type"] == points["encoding"]["y"]["scale"]["type"] == "log"
+    diagonal, data = chart_data(scatters[0])
+    assert list(diagonal["measured"]) == list(diagonal["predicted"])  # the y = x line
+    assert diagonal["measured"].min() <= min(data["measured"].min(), data["predicted"].min())
+    assert sorted(data["measured"]) == sorted(table["measured records/s"])
+    assert sorted(data["predicted"]) == sorted(table["predicted records/s"])
+    assert set(data["role"]) == {"calibration", "held-out"}
+    assert any(s.value == "Held-out throughput error by factor" for s in at.subheader)
+
+
+def test_validate_reuses_predictions_until_the_cap_changes(tiny_store):
+    predicted_tiny(tiny_store)
+    again = validate_page(runs=str(tiny_store), cap=VALIDATE_CAP, profile="local-2core")
+    assert not any(b.key == "v_predict" for b in again.button)      # cached: shown at once
+    assert "predicted records/s" in again.dataframe[0].value
+    again.number_input(key="v_cap").set_value(3000).run()
+    assert again.button(key="v_predict")
+    assert "predicted records/s" not in again.dataframe[0].value
+
+
+def test_validate_takes_an_uploaded_run_store(tiny_store):
+    at = validate_page()
+    at.selectbox(key="v_store").select(page_validate.OTHER).run()
+    at.file_uploader(key="v_upload").upload("mine.jsonl", tiny_store.read_bytes(), "application/jsonl").run()
+    no_traceback(at)
+    assert not at.error
+    assert len(at.dataframe[0].value) == len(load_observations(tiny_store))
+
+
+@pytest.mark.parametrize("content, message", [(None, "does not exist"), ("{not json\n", ":1: not a JSON line")])
+def test_validate_bad_run_store_is_an_error(tmp_path, content, message):
+    path = tmp_path / "runs.jsonl"
+    if content is not None:
+        path.write_text(content)
+    at = validate_page(runs=str(path))
+    no_traceback(at)
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_validate_an_unknown_profile_is_an_error(tiny_store, tmp_path):
+    at = validate_page(runs=str(tiny_store), cap=VALIDATE_CAP)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("hardware: {worker.record_uss: 1}\n")
+    at.session_state["v_fitted"] = [str(broken)]
+    at.run()
+    at.selectbox(key=f"v_profile:{tiny_store}:java").select(str(broken)).run()
+    at.button(key="v_predict").click().run()
+    no_traceback(at)
+    assert any("worker.record_uss" in e.value for e in at.error)
+
+
+def test_validate_shows_the_committed_reports():
+    reports = ui_fidelity.reports()
+    if not reports:
+        pytest.skip("no committed reports under validation/reports")
+    at = validate_page(tab="Committed reports")
+    no_traceback(at)
+    text, images = ui_fidelity.report_parts(reports[0])
+    assert any(m.value == text for m in at.markdown)
+    assert not any("![" in m.value for m in at.markdown)            # the image links became images
+    assert len(at.get("image")) == len(images) > 0
+
+
+def test_validate_fits_a_profile_and_offers_it(tiny_store):
+    at = validate_page(tab="Fit a profile", runs=str(tiny_store), cap="1000")
+    at.selectbox(key="v_matrix").select(page_validate.NO_MATRIX).run()
+    assert "to the 1 calibration configurations" in " ".join(c.value for c in at.caption)
+    at.number_input(key="v_fit_evaluations").set_value(2).run()
+    at.button(key="v_fit_run").click().run()
+    no_traceback(at)
+    assert not at.error
+    fitted = at.session_state["v_fit"]
+    profile = yaml.safe_load(fitted["yaml"])
+    params = at.dataframe[0].value.set_index("parameter")["value"]
+    assert profile["clients"]["java"]["worker.record_us"] == pytest.approx(params["worker.record_us"])
+    assert profile["provenance"]["configs"] == [load_observations(tiny_store, role="calibration")[0].config_id]
+    assert at.download_button(key="v_fit_download")
+    assert fitted["path"] in at.selectbox(key=f"v_profile:{tiny_store}:java").options
+
+
+def test_validate_tables_and_factors_come_from_the_report_helpers(tiny_store):
+    observations = load_observations(tiny_store)
+    rows = [Row(o, role_of(o, {}), {k: 2 * v for k, v in o.measured.items()}) for o in observations]
+    table = ui_fidelity.table(rows)
+    assert list(table["error"]) == pytest.approx([1.0] * len(rows))   # predicted twice the measured: +100 %
+    factors = ui_fidelity.factor_frame(rows)
+    assert set(factors["factor"]) <= {label for label, _, _ in FACTORS}
+    assert list(factors["error %"]) == pytest.approx([100.0] * len(factors))
+    assert list(factors[factors["factor"] == "throttled"]["value"]) == ["no", "yes"]
+    seen = []
+    predict_all(observations[:1], "local-2core", 1000, progress=lambda done, total, obs: seen.append((done, total)))
+    assert seen == [(0, 1)]
