@@ -7,6 +7,7 @@ re-wiring the components.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,25 @@ def batch_records(batch) -> tuple[np.ndarray, np.ndarray]:
 def relative(a: float, b: float) -> float:
     """|a − b| relative to b."""
     return abs(a - b) / abs(b)
+
+
+@pytest.fixture
+def tiny_store(tmp_path) -> Path:
+    """A run store of four Java runs from the reference data set, whatever it holds now: two repeats of an
+    unthrottled configuration marked calibration, one of another marked held-out, one of a throttled one held-out."""
+    runs = [r for r in map(json.loads, (ROOT / "validation" / "data" / "local.jsonl").read_text().splitlines())
+            if r.get("ok", True) and r.get("result") and r["client"]["library"] == "java"]
+    by_config: dict[str, list[dict]] = {}
+    for r in runs:
+        by_config.setdefault(r["config_id"], []).append(r)
+    throttled = sorted(c for c, rs in by_config.items() if float(rs[0]["scenario"]["workload.throughput"]) > 0)
+    repeated = sorted(c for c, rs in by_config.items() if c not in throttled and len(rs) >= 2)
+    other = sorted(c for c in by_config if c not in throttled and c != repeated[0])
+    picks = [(repeated[0], "calibration", 2), (other[0], "held-out", 1), (throttled[0], "held-out", 1)]
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps({**r, "role": role}) + "\n"
+                            for config, role, n in picks for r in by_config[config][:n]))
+    return path
 
 
 @pytest.fixture

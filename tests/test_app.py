@@ -24,6 +24,8 @@ from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
 from kafkasim.validation.report import FACTORS, Row, predict_all, role_of, roles_from_matrix  # noqa: E402
 
+from conftest import ROOT  # noqa: E402
+
 APP = Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"
 TIMEOUT = 180            # the machine is shared; a few small simulations per run
 CAP = "5000"             # records per producer: keeps each prediction a fraction of a second
@@ -421,31 +423,8 @@ def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
 
 # --- Validate ---------------------------------------------------------------------------------------------------
 
-RUNS = Path(__file__).resolve().parent.parent / "validation" / "data" / "local.jsonl"
+RUNS = ROOT / "validation" / "data" / "local.jsonl"
 VALIDATE_CAP = "2000"      # records per configuration: a tiny store predicts in about a second
-
-
-def java_runs() -> list[dict]:
-    return [r for r in map(json.loads, RUNS.read_text().splitlines())
-            if r.get("ok", True) and r.get("result") and r["client"]["library"] == "java"]
-
-
-@pytest.fixture
-def tiny_store(tmp_path) -> Path:
-    """Four Java runs of the reference data set, whatever it holds now: two repeats of an unthrottled
-    configuration marked calibration, one of another marked held-out and one of a throttled one marked held-out."""
-    runs = java_runs()
-    by_config: dict[str, list[dict]] = {}
-    for r in runs:
-        by_config.setdefault(r["config_id"], []).append(r)
-    throttled = sorted(c for c, rs in by_config.items() if float(rs[0]["scenario"]["workload.throughput"]) > 0)
-    repeated = sorted(c for c, rs in by_config.items() if c not in throttled and len(rs) >= 2)
-    other = sorted(c for c in by_config if c not in throttled and c != repeated[0])
-    picks = [(repeated[0], "calibration", 2), (other[0], "held-out", 1), (throttled[0], "held-out", 1)]
-    path = tmp_path / "tiny.jsonl"
-    path.write_text("".join(json.dumps({**r, "role": role}) + "\n"
-                            for config, role, n in picks for r in by_config[config][:n]))
-    return path
 
 
 def validate_page(tab: str | None = None, **params: str) -> AppTest:

@@ -1,8 +1,8 @@
 """The app in a real browser: Debian's chromium (headless) driven by selenium through Debian's chromedriver.
 
 Starts `streamlit run app/streamlit_app.py` on a free localhost port, loads Explore, changes batch.size, sees the
-predicted throughput change and saves a screenshot under pytest's tmp_path (or $KAFKASIM_SCREENSHOT_DIR), never in
-the repository. Skipped, with the reason, when chromium, chromedriver or selenium is missing
+predicted throughput change; Compare explains the faster scenario; Validate predicts a tiny run store and draws its
+charts. Screenshots go under pytest's tmp_path (or $KAFKASIM_SCREENSHOT_DIR), never into the repository. Skipped, with the reason, when chromium, chromedriver or selenium is missing
 (scripts/install-browser.sh installs the first two).
 """
 from __future__ import annotations
@@ -157,3 +157,19 @@ def test_compare_in_the_browser_explains_the_faster_scenario(app_url, browser, t
     assert "producer.batch.size 16384 → 65536" in why[0]
     shot = screenshot_path(tmp_path).with_name("compare.png")
     assert browser.save_screenshot(str(shot))
+
+
+def test_validate_in_the_browser_predicts_a_run_store(app_url, browser, tmp_path, tiny_store):
+    browser.get(f"{app_url}/validate?cap=2000&profile=local-2core&runs={tiny_store}")
+    wait = WebDriverWait(browser, PREDICT_S, poll_frequency=0.25)
+    button = wait.until(lambda d: settled(d) and next(
+        (b for b in d.find_elements(By.CSS_SELECTOR, "button") if b.text.startswith("Predict ")), None))
+    assert button.text == "Predict 3 configurations"
+    button.click()
+    error = wait.until(lambda d: settled(d) and metric_value(d, "held-out throughput error"))
+    assert error.endswith("%")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"] canvas, '
+                                                              '[data-testid="stVegaLiteChart"] svg')) >= 3)
+    shot = screenshot_path(tmp_path).with_name("validate.png")
+    assert browser.save_screenshot(str(shot))
+    print(f"held-out throughput error {error}; screenshot {shot}")
