@@ -54,25 +54,29 @@ def _predictions() -> dict:
 
 
 def _init() -> None:
-    if "v_cap" in st.session_state:
-        return
-    params = st.query_params
-    runs = params.get("runs")
-    stores = [str(p) for p in ui_fidelity.run_stores()]
-    if runs:
-        path = Path(runs) if Path(runs).is_absolute() else ui_fidelity.ROOT / runs
-        st.session_state.v_store = str(path) if str(path) in stores else OTHER
-        st.session_state.v_path = runs
-    if params.get("client"):
-        st.session_state.v_client = params["client"]
-    st.session_state.v_url_profile = params.get("profile")
-    local = ui_fidelity.MATRIX_DIR / "local.yaml"
-    st.session_state.v_matrix = str(local) if local.is_file() else NO_MATRIX
-    try:
-        st.session_state.v_cap = int(params.get("cap", DEFAULT_CAP))
-    except ValueError:
-        st.session_state.v_cap = DEFAULT_CAP
-    st.session_state.v_fitted = []
+    """The widgets' first values: from the URL in a session's first run, else the defaults. Streamlit drops a
+    widget's state when another page is shown, so they are set again whenever they are missing."""
+    if "v_start" not in st.session_state:
+        params = st.query_params
+        start = {"v_cap": DEFAULT_CAP, "v_url_profile": None}
+        if params.get("runs"):
+            runs = ui_fidelity.resolved(params["runs"])
+            stores = [str(p) for p in ui_fidelity.run_stores()]
+            start.update(v_store=runs if runs in stores else OTHER, v_path=runs)
+        if params.get("client"):
+            start["v_client"] = params["client"]
+        if params.get("profile"):
+            start["v_url_profile"] = ui_fidelity.resolved(params["profile"])
+        try:
+            start["v_cap"] = int(params.get("cap", DEFAULT_CAP))
+        except ValueError:
+            pass
+        local = ui_fidelity.MATRIX_DIR / "local.yaml"
+        start["v_matrix"] = str(local) if local.is_file() else NO_MATRIX
+        st.session_state.v_start = start
+        st.session_state.v_fitted = []
+    for key, value in st.session_state.v_start.items():
+        st.session_state.setdefault(key, value)
 
 
 def _pick_store(column) -> Path | None:

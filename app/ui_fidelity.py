@@ -30,6 +30,15 @@ def shown(path: str | Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
+def resolved(value: str) -> str:
+    """A file named in the URL as an absolute path (relative ones are taken from the repository); a built-in
+    profile's bare name unchanged."""
+    if not value.endswith((".jsonl", ".yaml", ".yml")):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else ROOT / path)
+
+
 def run_stores() -> list[Path]:
     return sorted(DATA_DIR.glob("*.jsonl"))
 

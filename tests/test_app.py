@@ -470,6 +470,19 @@ def test_validate_shows_the_reference_runs_with_the_matrix_roles():
     assert at.button(key="v_predict").label == f"Predict {len(observations)} configurations"
 
 
+def test_validate_url_names_the_store_client_profile_and_cap():
+    at = validate_page(runs="validation/data/local.jsonl", client="kafka-python", cap="3000",
+                       profile="validation/reports/local-kafka-python-profile.yaml")
+    no_traceback(at)
+    assert at.selectbox(key="v_store").value == str(RUNS)
+    assert at.selectbox(key="v_client").value == "kafka-python"
+    profile = at.selectbox(key=f"v_profile:{RUNS}:kafka-python")
+    fitted = str(ui_fidelity.REPORT_DIR / "local-kafka-python-profile.yaml")
+    assert profile.value == (fitted if Path(fitted).is_file() else ui_fidelity.BASE_PROFILE)
+    assert at.number_input(key="v_cap").value == 3000
+    assert set(at.dataframe[0].value["config"]) == {o.config_id for o in load_observations(RUNS, "kafka-python")}
+
+
 def test_validate_predicts_a_small_run_store(tiny_store):
     at = predicted_tiny(tiny_store)
     table = at.dataframe[0].value.set_index("config")
@@ -574,7 +587,7 @@ def test_validate_fits_a_profile_and_offers_it(tiny_store):
     assert profile["clients"]["java"]["worker.record_us"] == pytest.approx(params["worker.record_us"])
     assert profile["provenance"]["configs"] == [load_observations(tiny_store, role="calibration")[0].config_id]
     assert at.download_button(key="v_fit_download")
-    assert fitted["path"] in at.selectbox(key=f"v_profile:{tiny_store}:java").options
+    assert ui_fidelity.shown(fitted["path"]) in at.selectbox(key=f"v_profile:{tiny_store}:java").options
 
 
 def test_validate_tables_and_factors_come_from_the_report_helpers(tiny_store):
