@@ -127,9 +127,11 @@ def _pick_roles(column) -> dict:
 def _predict(key: tuple, observations: list[Observation], profile: str, cap: int) -> tuple[list[dict], float]:
     bar = st.progress(0.0, text=f"predicting {len(observations)} configurations")
     started = time.perf_counter()
-    preds = predict_all(observations, profile, cap, progress=lambda done, total, obs: bar.progress(
-        done / total, text=f"predicting {done + 1}/{total}: {obs.config_id}"))
-    bar.empty()
+    try:
+        preds = predict_all(observations, profile, cap, progress=lambda done, total, obs: bar.progress(
+            done / total, text=f"predicting {done + 1}/{total}: {obs.config_id}"))
+    finally:
+        bar.empty()
     cache = _predictions()
     cache[key] = preds, time.perf_counter() - started
     while len(cache) > CACHED_TABLES:
@@ -174,7 +176,7 @@ def _predicted_vs_measured(p: Picked) -> None:
             preds, took = _predict(key, p.observations, p.profile, p.cap)
         except ValueError as exc:             # ScenarioError, or a profile that does not load
             st.error(str(exc))
-    rows = [Row(o, role_of(o, p.roles), preds[i] if preds else {}) for i, o in enumerate(p.observations)]
+    rows = [Row(o, role_of(o, p.roles), pred) for o, pred in zip(p.observations, preds or [{}] * len(p.observations))]
     held = sum(r.role == "held-out" for r in rows)
     st.caption(f"{len(rows) - held} calibration and {held} held-out configurations of {p.client} in "
                f"{ui_fidelity.shown(p.store)}; the model simulates up to {p.cap:,} records of each"
