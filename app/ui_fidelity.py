@@ -140,20 +140,11 @@ def scatter_frame(rows: list[Row]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["config", "role", "figure", "measured", "predicted"])
 
 
-def _value_order(value: str) -> tuple:
-    """Factor values in numeric order where they start with a number ("16 KiB" < "64 KiB" < "256 KiB")."""
-    head = value.split()[0] if value.split() else value
-    try:
-        return (0, float(head), value)
-    except ValueError:
-        return (1, 0.0, value)
-
-
 def factor_frame(rows: list[Row]) -> pd.DataFrame:
     """Held-out throughput error in % per factor and value, only for factors the held-out runs vary."""
     out = [{"factor": factor, "value": value, "error %": e}
            for factor, groups in error_by_factor(rows).items() if len(groups) > 1
-           for value in sorted(groups, key=_value_order) for e in groups[value]]
+           for value, errors in groups.items() for e in errors]
     return pd.DataFrame(out, columns=["factor", "value", "error %"])
 
 

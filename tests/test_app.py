@@ -19,10 +19,11 @@ from kafkasim.app import compare_reason, page_validate, ui_fidelity, ui_fields, 
 from kafkasim.app.app_command import add_app_command, streamlit_command  # noqa: E402
 from kafkasim.app.ui_run import capped  # noqa: E402
 from kafkasim.calibration.fit import predicted, scenario_for  # noqa: E402
-from kafkasim.calibration.runs import load_observations  # noqa: E402
+from kafkasim.calibration.runs import Observation, load_observations  # noqa: E402
 from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
-from kafkasim.validation.report import FACTORS, Row, predict_all, role_of, roles_from_matrix  # noqa: E402
+from kafkasim.validation.report import (FACTORS, Row, error_by_factor, predict_all, role_of,  # noqa: E402
+                                        roles_from_matrix)
 
 from conftest import ROOT  # noqa: E402
 
@@ -602,3 +603,11 @@ def test_validate_tables_and_factors_come_from_the_report_helpers(tiny_store):
     seen = []
     predict_all(observations[:1], "local-2core", 1000, progress=lambda done, total, obs: seen.append((done, total)))
     assert seen == [(0, 1)]
+
+
+def test_error_by_factor_orders_values_by_number():
+    rows = [Row(Observation(f"b{size}", "java", "held-out", {"producer.batch.size": size}, {"records_per_sec": 100.0},
+                            {}, 1), "held-out", {"records_per_sec": 110.0}) for size in (262144, 16384, 65536)]
+    groups = error_by_factor(rows)["batch.size"]
+    assert list(groups) == ["16 KiB", "64 KiB", "256 KiB"]
+    assert groups["64 KiB"] == [pytest.approx(10.0)]

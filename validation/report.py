@@ -129,7 +129,7 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
 
     fig, axes = plt.subplots(3, 3, figsize=(12, 9))
     for ax, (label, groups) in zip(axes.flat, error_by_factor(rows).items()):
-        keys = sorted(groups)
+        keys = list(groups)
         if not keys:               # no held-out run varies this factor
             ax.set_axis_off()
             continue
@@ -142,14 +142,24 @@ def plots(rows: list[Row], out_dir: Path, stem: str) -> list[str]:
 
 
 def error_by_factor(rows: list[Row]) -> dict[str, dict[str, list[float]]]:
-    """Held-out throughput error in % (predicted / measured − 1), per factor of FACTORS and per value it takes."""
+    """Held-out throughput error in % (predicted / measured − 1), per factor of FACTORS and per value it takes,
+    the values in numeric order where they start with a number (16 KiB, 64 KiB, 256 KiB)."""
     held = [r for r in rows if r.role == "held-out" and r.ratio("records_per_sec")]
     out: dict[str, dict[str, list[float]]] = {}
     for label, key, show in FACTORS:
-        groups = out.setdefault(label, {})
+        groups: dict[str, list[float]] = {}
         for r in held:
             groups.setdefault(show(r.obs.scenario.get(key, 0)), []).append(100 * (r.ratio("records_per_sec") - 1))
+        out[label] = {value: groups[value] for value in sorted(groups, key=_value_order)}
     return out
+
+
+def _value_order(value: str) -> tuple:
+    head = value.split()[0] if value.split() else value
+    try:
+        return (0, float(head), value)
+    except ValueError:
+        return (1, 0.0, value)
 
 
 def _save(fig, out_dir: Path, name: str, title: str) -> str:
