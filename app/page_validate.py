@@ -3,7 +3,8 @@ fidelity reports — what `kafkasim validate` computes (kafkasim.validation.repo
 
 State (st.session_state): v_store (a run store under validation/data, or OTHER with v_path / v_upload), v_client,
 v_profile:<store>:<client>, v_matrix, v_cap, v_tab, and v_fitted (profiles fitted in this session). The URL may name
-a run store, client, profile and record cap: ?runs=PATH&client=java&profile=local-2core&cap=20000.
+a run store, client, profile, matrix ("none": the roles recorded with the runs) and record cap:
+?runs=PATH&client=java&profile=local-2core&matrix=none&cap=20000.
 Predictions are cached across sessions on (run store + its mtime, client, profile + its mtime, record cap).
 """
 from __future__ import annotations
@@ -73,6 +74,8 @@ def _init() -> None:
             pass
         local = ui_fidelity.MATRIX_DIR / "local.yaml"
         start["v_matrix"] = str(local) if local.is_file() else NO_MATRIX
+        if params.get("matrix"):
+            start["v_matrix"] = NO_MATRIX if params["matrix"] == "none" else ui_fidelity.resolved(params["matrix"])
         st.session_state.v_start = start
         st.session_state.v_fitted = []
     for key, value in st.session_state.v_start.items():
@@ -152,10 +155,13 @@ def _show_table(rows: list[Row]) -> None:
 
 def _show_fidelity(rows: list[Row]) -> None:
     summary = summarise(rows)
-    for column, (label, value, help) in zip(st.columns(6), ui_fidelity.summary_figures(summary)):
-        column.metric(label, value, help=help)
+    figures = ui_fidelity.summary_figures(summary)
+    for row in (figures[:3], figures[3:]):          # throughput beside its noise, then latency
+        for column, (label, value, help) in zip(st.columns(3), row):
+            column.metric(label, value, help=help)
     scatter = ui_fidelity.scatter_frame(rows)
     for column, (_, figure) in zip(st.columns(2), ui_fidelity.TARGETS):
+        column.markdown(f"**{figure}**: predicted against measured (dashed: y = x)")
         column.altair_chart(ui_charts.predicted_vs_measured_chart(scatter[scatter["figure"] == figure], figure),
                             width="stretch")
     _show_table(rows)

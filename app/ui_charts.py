@@ -106,6 +106,7 @@ def compare_utilisation_chart(utils: dict[str, dict]) -> alt.Chart:
 
 
 ROLE_SHAPES = alt.Scale(domain=["calibration", "held-out"], range=["circle", "triangle-up"])
+ROLE_COLOURS = alt.Scale(domain=["calibration", "held-out"], range=["#1f77b4", "#ff7f0e"])
 
 
 def predicted_vs_measured_chart(df: pd.DataFrame, figure: str) -> alt.Chart:
@@ -117,12 +118,12 @@ def predicted_vs_measured_chart(df: pd.DataFrame, figure: str) -> alt.Chart:
     points = alt.Chart(df).mark_point(filled=True, size=70, opacity=0.8).encode(
         x=alt.X("measured:Q", scale=scale, title=f"measured {figure}"),
         y=alt.Y("predicted:Q", scale=scale, title=f"predicted {figure}"),
-        shape=alt.Shape("role:N", scale=ROLE_SHAPES), color=alt.Color("role:N", legend=alt.Legend(orient="bottom")),
+        shape=alt.Shape("role:N", scale=ROLE_SHAPES), color=alt.Color("role:N", scale=ROLE_COLOURS, legend=alt.Legend(orient="bottom")),
         tooltip=["config", "role", alt.Tooltip("measured:Q", format=",.4~g"),
                  alt.Tooltip("predicted:Q", format=",.4~g")])
     diagonal = alt.Chart(pd.DataFrame({"measured": [lo, hi], "predicted": [lo, hi]})).mark_line(
         strokeDash=[5, 4], color="gray").encode(x="measured:Q", y="predicted:Q")
-    return alt.layer(diagonal, points).properties(height=340, title=f"{figure} (dashed: y = x)")
+    return alt.layer(diagonal, points).properties(height=340)
 
 
 def error_by_factor_chart(df: pd.DataFrame) -> alt.Chart:
@@ -132,4 +133,5 @@ def error_by_factor_chart(df: pd.DataFrame) -> alt.Chart:
         y=alt.Y("error %:Q", title="throughput error %"))
     zero = alt.Chart().mark_rule(color="gray", strokeDash=[4, 3]).encode(y=alt.datum(0))
     return alt.layer(box, zero, data=df).properties(width=200, height=160).facet(
-        facet=alt.Facet("factor:N", sort=None, title=None), columns=3).resolve_scale(x="independent")
+        facet=alt.Facet("factor:N", sort=list(df["factor"].unique()), title=None), columns=3).resolve_scale(
+        x="independent")

@@ -21,6 +21,8 @@ REPORT_DIR = ROOT / "validation" / "reports"
 UPLOAD_DIR = Path(tempfile.gettempdir()) / "kafkasim-app-uploads"
 BASE_PROFILE = "local-2core"          # what `kafkasim validate` fits from
 TARGETS = (("records_per_sec", "throughput, records/s"), ("p99_ms", "p99 latency, ms"))
+PREDICTED_COLUMNS = ("predicted records/s", "error", "predicted p50 ms", "predicted p99 ms",
+                     "p99 predicted / measured")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -86,25 +88,23 @@ def saved_upload(name: str, data: bytes) -> Path:
 
 
 def table(rows: list[Row]) -> pd.DataFrame:
-    """One line per configuration: the median of its runs, their spread, and (once predicted) the model's figures;
-    error is predicted / measured − 1, ratios are predicted / measured."""
-    predicted = any(r.pred for r in rows)
+    """One line per configuration: the median of its runs and their spread, and once predicted the model's figures
+    beside them; error is predicted / measured − 1, ratios are predicted / measured."""
     out = []
     for r in rows:
-        m = r.obs.measured
-        line = {"config": r.obs.config_id, "role": r.role, "runs": r.obs.repeats,
-                "measured records/s": m.get("records_per_sec"),
-                "run range": r.obs.spread.get("records_per_sec"),
-                "noise": run_noise(r.obs),
-                "measured p50 ms": m.get("p50_ms"), "measured p99 ms": m.get("p99_ms")}
-        if predicted:
-            throughput = r.ratio("records_per_sec")
-            line.update({"predicted records/s": r.pred.get("records_per_sec"),
-                         "error": throughput - 1 if throughput is not None else None,
-                         "predicted p50 ms": r.pred.get("p50_ms"), "predicted p99 ms": r.pred.get("p99_ms"),
-                         "p99 predicted / measured": r.ratio("p99_ms")})
-        out.append(line)
-    return pd.DataFrame(out)
+        m, p = r.obs.measured, r.pred
+        throughput = r.ratio("records_per_sec")
+        out.append({"config": r.obs.config_id, "role": r.role, "runs": r.obs.repeats,
+                    "measured records/s": m.get("records_per_sec"), "predicted records/s": p.get("records_per_sec"),
+                    "error": throughput - 1 if throughput is not None else None,
+                    "run range": r.obs.spread.get("records_per_sec"), "noise": run_noise(r.obs),
+                    "measured p50 ms": m.get("p50_ms"), "predicted p50 ms": p.get("p50_ms"),
+                    "measured p99 ms": m.get("p99_ms"), "predicted p99 ms": p.get("p99_ms"),
+                    "p99 predicted / measured": r.ratio("p99_ms")})
+    frame = pd.DataFrame(out)
+    if not any(r.pred for r in rows):          # measured only, before the prediction
+        frame = frame.drop(columns=[c for c in PREDICTED_COLUMNS if c in frame])
+    return frame
 
 
 def summary_figures(summary: dict) -> list[tuple[str, str, str]]:

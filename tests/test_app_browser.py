@@ -160,7 +160,7 @@ def test_compare_in_the_browser_explains_the_faster_scenario(app_url, browser, t
 
 
 def test_validate_in_the_browser_predicts_a_run_store(app_url, browser, tmp_path, tiny_store):
-    browser.get(f"{app_url}/validate?cap=2000&profile=local-2core&runs={tiny_store}")
+    browser.get(f"{app_url}/validate?cap=2000&profile=local-2core&matrix=none&runs={tiny_store}")
     wait = WebDriverWait(browser, PREDICT_S, poll_frequency=0.25)
     button = wait.until(lambda d: settled(d) and next(
         (b for b in d.find_elements(By.CSS_SELECTOR, "button") if b.text.startswith("Predict ")), None))
