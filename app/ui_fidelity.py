@@ -123,7 +123,8 @@ def summary_figures(summary: dict) -> list[tuple[str, str, str]]:
         ("noise floor", pct(s["noise_floor_mdape"]),
          "Runs' mean absolute deviation from their configuration's median (median over held-out configurations): "
          "a perfect model would still miss single runs by this much."),
-        ("run range", pct(s["noise_median_range"]), "(fastest − slowest run) / median, median over configurations."),
+        ("run range", pct(s["noise_median_range"]),
+         "(fastest − slowest run) / median, median over held-out configurations."),
         ("p50 predicted / measured", ratio(s["p50_ratio_median"]), "Median over held-out configurations."),
         ("p99 predicted / measured", ratio(s["p99_ratio_median"]), "Median over held-out configurations."),
         ("throttled p99 predicted / measured", ", ".join(f"{x:g}" for x in s["throttled_p99_ratios"]) or "—",
