@@ -28,6 +28,8 @@ def _fields() -> dict[str, Field]:
         "broker_cores": _f(int, 16, "Cores per broker host (when not co-located).", 1, 4096),
         "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
         "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
+        "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "
+                       "network.proxy).", 0, 10_000),
         "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s.", 0.001, 10**6),
         # worker thread (the thread calling send())
         "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "

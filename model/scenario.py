@@ -113,6 +113,9 @@ FIELDS: dict[str, Field] = {
     # --- network conditions added on top of the hardware (a live run emulates them)
     "network.rtt_ms": Field(float, 0.0, "Round-trip delay added between clients and brokers.", 0, 10_000),
     "network.bandwidth_mbit": Field(float, 0.0, "Bandwidth cap between clients and brokers (0 = none).", 0, 10**6),
+    "network.proxy": Field(bool, False, "The added delay and cap come from a TCP-terminating proxy, as `kafkasim "
+                           "measure` emulates them (toxiproxy): the client's socket window never sees network.rtt_ms, "
+                           "and the proxy adds hardware.proxy_ms of its own to every round trip."),
     # --- model run control
     "model.max_sim_seconds": Field(float, 600.0, "Stop simulating after this much simulated time.", 0.001, 10**6),
     "model.max_chunk": Field(int, 2048, "Most records a worker thread sends as one simulation step; 1 steps "
@@ -204,6 +207,7 @@ class Cluster:
 class Network:
     rtt_ms: float
     bandwidth_mbit: float
+    proxy: bool = False
 
 
 @dataclass(frozen=True)
@@ -405,7 +409,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
                                        "replication_factor": "replication.factor"}),
         cluster=Cluster(v["cluster.brokers"], v["cluster.background_partitions"], v["cluster.background_bytes"],
                         section(Broker, "cluster.broker")),
-        network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"]),
+        network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],

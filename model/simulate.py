@@ -101,7 +101,10 @@ def simulate(s: Scenario) -> Result:
 
     shared = Host(env, "shared", hw["colocated_cores"]) if hw["colocated_cores"] > 0 else None
     cluster = Cluster(env, s, shared, rng())
-    one_way = (hw["rtt_ms"] + s.network.rtt_ms) / 2000.0
+    proxy = hw["proxy_ms"] if s.network.proxy else 0.0
+    one_way = (hw["rtt_ms"] + s.network.rtt_ms + proxy) / 2000.0
+    # A proxy terminates the client's TCP connection next to it: its window sees only the hosts' own RTT.
+    window_rtt = hw["rtt_ms"] / 1000.0 if s.network.proxy else 2 * one_way
     link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
                 Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
 
@@ -130,8 +133,7 @@ def simulate(s: Scenario) -> Result:
         nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
         for b, broker in enumerate(cluster.brokers):
             # A TCP connection carries at most one window per round trip.
-            rtt = 2 * one_way
-            window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / rtt)] if rtt > 0 else []
+            window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / window_rtt)] if window_rtt > 0 else []
             out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]
             back = [cluster.nic_out[b]] + (link_cap[1:] if link_cap else []) + [nic_in]
             conn = Connection(env, k * len(cluster.brokers) + b, broker, out, back, one_way, p.max_in_flight,
