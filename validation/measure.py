@@ -52,7 +52,8 @@ class Config:
 
 
 def measured_settings(sc) -> dict:
-    return {k: v for k, v in sorted(sc.flat().items()) if k.startswith(MEASURED)}
+    # network.proxy tells the model how a live run emulates the network; it is not a setting of the run
+    return {k: v for k, v in sorted(sc.flat().items()) if k.startswith(MEASURED) and k != "network.proxy"}
 
 
 def config_key(settings: dict, client: str, client_version: str) -> str:
