@@ -98,6 +98,7 @@ class UniformStickyPartitioner(Partitioner):
         self.batch_size = batch_size
         self.queue_sizes = queue_sizes      # callable: partition -> queued batches, or None (not adaptive)
         self.partition_ids = [int(p) for p in self.partitions]
+        self.uniforms: list[float] = []
         self.current = self._next()
         self.produced = 0
 
@@ -107,8 +108,15 @@ class UniformStickyPartitioner(Partitioner):
         queues = [self.queue_sizes(p) for p in self.partition_ids]
         longest = max(queues)
         cumulative = list(itertools.accumulate(longest + 1 - q for q in queues))
-        pick = bisect.bisect_right(cumulative, self.rng.random() * cumulative[-1])
+        pick = bisect.bisect_right(cumulative, self._uniform() * cumulative[-1])
         return self.partition_ids[min(pick, len(cumulative) - 1)]
+
+    def _uniform(self) -> float:
+        """rng.random(), drawn 256 at a time: the same numbers (a Generator's stream does not depend on how the
+        draws are grouped), without a numpy call per switch."""
+        if not self.uniforms:
+            self.uniforms = self.rng.random(256).tolist()[::-1]
+        return self.uniforms.pop()
 
     def run(self, n, sizes):
         # Records up to and including the one that takes the stint past 2 × batch.size stay on this partition.

@@ -114,13 +114,14 @@ class WorkerThread:
             sizes = fixed if fixed is not None else self.records.size[lo + i:lo + i + cap]
             parts, cap = self.partitioner.run(cap, sizes)
             first = parts if isinstance(parts, int) else int(parts[0])
-            if self.acc.open_batch(first) is None and self.partitioner.abort_on_new_batch and not self.switched:
+            opened = self.acc.open_batch(first) is not None
+            if not opened and self.partitioner.abort_on_new_batch and not self.switched:
                 # KIP-480: a record that would start a new batch (its partition's was drained) first moves the
                 # sticky partition, once.
                 self.switched = True
                 self.partitioner.on_new_batch(first)
                 continue
-            if self.acc.open_batch(first) is None:
+            if not opened:
                 try:
                     yield from self._new_batch(first, int(self.records.size[lo + i]))
                 except BufferExhausted:
@@ -166,6 +167,10 @@ class WorkerThread:
         """How many of the n records fit in their partitions' open batches, and the batch the next record would
         find full (None if the chunk ends at a partition that has no batch yet). With several threads this is a
         plan: by the time the deque lock is held another thread may have filled the batch."""
+        if isinstance(parts, int):            # (the common case, without partition_groups)
+            batch = self.acc.open_batch(parts)
+            room = 0 if batch is None else self.acc.room(batch, n, sizes)
+            return (room, batch) if room < n else (n, None)
         k, full = n, None
         for p, positions in partition_groups(parts):
             batch = self.acc.open_batch(p)
@@ -198,9 +203,11 @@ class WorkerThread:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
         total = self._chunk_cost(i, k)
-        asked = self.env.now
-        held = yield from self.host.acquire(self.gil)
-        self.core_wait_seconds += self.env.now - asked
+        held = []
+        if self.host.cpu is not None or self.gil is not None:     # (else there is nothing to wait for)
+            asked = self.env.now
+            held = yield from self.host.acquire(self.gil)
+            self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
