@@ -33,11 +33,12 @@ def record_bytes(value_size: np.ndarray, key_size: int) -> np.ndarray:
     """Size of each record inside a v2 batch: attributes, timestamp and offset deltas (taken as 2 and 1 bytes),
     key and value with their varint lengths, an empty header count and the leading varint length. Worked out once
     per size between the smallest and the largest, then looked up."""
-    low = int(value_size.min())
-    sizes = np.arange(low, int(value_size.max()) + 1)
+    low, high = int(value_size.min()), int(value_size.max())
+    sizes = np.arange(low, high + 1)
     key_len = varint_size(key_size) if key_size else 1          # null key: varint(-1) is one byte
     body = 1 + 2 + 1 + key_len + key_size + varint_size(sizes) + sizes + 1
-    return (body + varint_size(body)).astype(np.int64)[value_size - low]
+    table = (body + varint_size(body)).astype(np.int64)
+    return np.full(len(value_size), table[0]) if low == high else table[value_size - low]
 
 
 class CompressionRatioEstimator:

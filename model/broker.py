@@ -110,11 +110,11 @@ class Broker:
                 done(self.io_threads, slot)
             self.network_busy += read
             self.io_busy += append
-            backlog = self._log_append(request, env.now)
+            backlog, nbytes = self._log_append(request, env.now)
             if backlog > 0:      # the page cache is full of dirty pages: the append waits for the disk
                 self.disk_wait_seconds += backlog
                 yield env.timeout(backlog)
-            self.bytes_in += sum(b.size_on_wire for b in request.batches)
+            self.bytes_in += nbytes
             t.setdefault("local_done", env.now)
             if acks == "all":
                 yield from self.replication.wait(self, request)
@@ -136,20 +136,25 @@ class Broker:
         request's draw and its mean."""
         costs = self.costs
         read = costs.network_request / 2 + costs.network_byte * request.size
-        append = costs.request + sum(costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire
-                                     for b in request.batches)
+        per_byte = costs.byte + costs.recompress_byte
+        appends = 0
+        for b in request.batches:
+            appends += costs.batch + per_byte * b.size_on_wire
+        append = costs.request + appends
         if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
             shape = 1.0 / costs.service_cv ** 2
             return read, float(self.rng.gamma(shape, append / shape)), append
         return read, append, append
 
-    def _log_append(self, request: ProduceRequest, now: float) -> float:
+    def _log_append(self, request: ProduceRequest, now: float) -> tuple[float, int]:
         """The batches reach the leader's log and the page cache at `now`; returns how long the append must
-        wait for the disk (> 0 once the dirty pages reach their limit)."""
+        wait for the disk (> 0 once the dirty pages reach their limit), and the bytes appended."""
+        nbytes = 0
         for batch in request.batches:
             self.disk.reserve(now, batch.size_on_wire)
             batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
-        return self.disk.free_at - now - DIRTY_BYTES / self.disk.rate
+            nbytes += batch.size_on_wire
+        return self.disk.free_at - now - DIRTY_BYTES / self.disk.rate, nbytes
 
     # --- the same loop, computed at once
     def serves_at_once(self, conn: Connection, acks: str) -> bool:
@@ -192,14 +197,14 @@ class Broker:
             self._respond_at(conn, request, t, now)
         self.network_busy += read
         self.io_busy += append
-        backlog = self._log_append(request, now)
+        backlog, nbytes = self._log_append(request, now)
         if backlog > 0:
             self.disk_wait_seconds += backlog
             now = now + backlog
         conn.broker_idle_from = now
         if now >= self.horizon:      # the run stops while the append waits for the disk
             return
-        self.bytes_in += sum(b.size_on_wire for b in request.batches)
+        self.bytes_in += nbytes
         t.setdefault("local_done", now)
         t.setdefault("remote_done", now)
         if not merged:               # no network-thread cost: the loop responds after the append

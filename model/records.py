@@ -27,18 +27,14 @@ class EvenRuns:
     @property
     def values(self) -> np.ndarray:
         if self._runs:
-            first_id, count, first, step, offset = (np.array(column) for column in zip(*self._runs))
-            self._runs = []
-            back = np.repeat(np.cumsum(count) - count, count)     # each record's run starts this far in
-            k = np.arange(len(back))
-            k += np.repeat(offset, count) - back                  # its offset + j within the run
-            v = np.repeat(step, count) if (step != step[0]).any() else np.full(len(k), step[0])
-            v *= k
-            v += np.repeat(first, count)
-            if (first_id[1:] == first_id[:-1] + count[:-1]).all():   # runs one after another: a slice
-                self._values[first_id[0]:first_id[0] + len(v)] = v
-            else:
-                self._values[np.repeat(first_id, count) + (np.arange(len(back)) - back)] = v
+            runs, self._runs = self._runs, []
+            # Each run written in place from one shared 0, 1, 2, … (no temporary arrays of the records' length).
+            steps = np.arange(max(offset + count for _, count, _, _, offset in runs), dtype=float)
+            values = self._values
+            for first_id, count, first, step, offset in runs:
+                out = values[first_id:first_id + count]
+                np.multiply(steps[offset:offset + count], step, out=out)
+                out += first
         return self._values
 
 

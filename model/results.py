@@ -75,14 +75,13 @@ def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.
     """Latency as perf-test measures it: the difference of two System.currentTimeMillis() readings, so an
     integer; the clock's phase is uniform, which makes it unbiased on average."""
     phase = rng.random(len(completed))
-    done = completed * 1000.0          # floor(completed·1000 + phase) − floor(send_start·1000 + phase), in place
-    done += phase
-    np.floor(done, out=done)
-    start = send_start * 1000.0
+    start = send_start * 1000.0        # floor(completed·1000 + phase) − floor(send_start·1000 + phase), in place
     start += phase
     np.floor(start, out=start)
-    done -= start
-    return done.astype(np.int64)
+    phase += completed * 1000.0
+    np.floor(phase, out=phase)
+    phase -= start
+    return phase.astype(np.int64)
 
 
 def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
@@ -194,7 +193,8 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         steady[first] = False
     ok = steady & ~np.isnan(completed) & ~records.failed
     start = float(send_start[steady].min()) if steady.any() else 0.0
-    send_start, completed = send_start[ok], completed[ok]
+    if not ok.all():
+        send_start, completed = send_start[ok], completed[ok]
     end = float(completed.max()) if len(completed) else env.now
     elapsed = max(end - start, 1e-9)
     rng = np.random.default_rng(np.random.SeedSequence(s.seed).spawn(65)[-1])

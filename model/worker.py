@@ -80,14 +80,19 @@ class WorkerThread:
         self.core_wait_seconds = 0.0  # waiting for a core (or the GIL) the host is short of
         self.switched = False         # this thread's last append moved the sticky partition on
         self.max_chunk = max_chunk if partition_locks is None else min(max_chunk, SHARED_CHUNK)
-        values = records.value_size[first_id:first_id + count]
-        self.cost = costs.record + values * (costs.byte + costs.compress_byte)
+        # Each send()'s CPU. With records all of one size that is one figure, and a chunk's cost depends on its
+        # length only (summed once per length); else an array by record.
+        fixed = accumulator.fixed_size is not None
+        values = records.value_size[first_id:first_id + (1 if fixed else count)]
+        self.cost = values * (costs.byte + costs.compress_byte)
+        self.cost += costs.record
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
-            self.cost = self.cost + costs.lock + costs.metadata_lock
-        # With records all of one size a chunk's cost depends on its length only: summed once per length.
-        self.cost_of_length: dict[int, float] | None = {} if accumulator.fixed_size is not None else None
+            self.cost += costs.lock
+            self.cost += costs.metadata_lock
+        self.cost_of_length: dict[int, float] | None = {} if fixed else None
         if gil is not None:           # CPython switches threads every 5 ms: no chunk holds the GIL longer
-            self.max_chunk = max(1, min(self.max_chunk, int(0.005 / max(float(self.cost.mean()), 1e-9))))
+            mean = np.full(count, self.cost[0]).mean() if fixed and count else self.cost.mean()
+            self.max_chunk = max(1, min(self.max_chunk, int(0.005 / max(float(mean), 1e-9))))
         self.process = env.process(self.run())
 
     def run(self) -> Generator:
@@ -196,7 +201,7 @@ class WorkerThread:
             return float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
         cost = self.cost_of_length.get(k)
         if cost is None:
-            cost = self.cost_of_length[k] = float(np.add.reduce(self.cost[i:i + k]))
+            cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
         return cost
 
     def _append_alone(self, parts, i: int, k: int) -> Generator:
