@@ -27,14 +27,24 @@ class EvenRuns:
     @property
     def values(self) -> np.ndarray:
         if self._runs:
-            runs, self._runs = self._runs, []
-            # Each run written in place from one shared 0, 1, 2, … (no temporary arrays of the records' length).
-            steps = np.arange(max(offset + count for _, count, _, _, offset in runs), dtype=float)
-            values = self._values
-            for first_id, count, first, step, offset in runs:
-                out = values[first_id:first_id + count]
-                np.multiply(steps[offset:offset + count], step, out=out)
-                out += first
+            first_id, count, first, step, offset = (np.array(column) for column in zip(*self._runs))
+            self._runs = []
+            keep = count > 0
+            if not keep.all():
+                first_id, count, first, step, offset = (a[keep] for a in (first_id, count, first, step, offset))
+            n = int(count.sum())
+            starts = np.cumsum(count) - count
+            in_order = (first_id[1:] == first_id[:-1] + count[:-1]).all()    # runs one after another
+            k = self._values[first_id[0]:first_id[0] + n] if in_order else np.empty(n)
+            # offset + j of every record as a running sum (exact: small integers): +1 along a run, a jump to
+            # the next run's offset where it starts.
+            k.fill(1.0)
+            k[starts] = offset - np.concatenate(([0], offset[:-1] + count[:-1] - 1))
+            np.cumsum(k, out=k)
+            k *= step[0] if (step == step[0]).all() else np.repeat(step, count)
+            k += np.repeat(first, count)
+            if not in_order:
+                self._values[np.repeat(first_id - starts, count) + np.arange(n)] = k
         return self._values
 
 
