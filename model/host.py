@@ -132,15 +132,13 @@ class Pipe:
         self.rate = bytes_per_second
         self.free_at = 0.0
         self.busy_seconds = 0.0
-        self.bytes = 0
         self.users = 0          # connections whose responses come back through it
 
     def reserve(self, earliest: float, size: int) -> tuple[float, float]:
-        start = max(earliest, self.free_at)
+        start = self.free_at if self.free_at > earliest else earliest
         duration = size / self.rate
         self.free_at = start + duration
         self.busy_seconds += duration
-        self.bytes += size
         return start, self.free_at
 
 
@@ -150,5 +148,6 @@ def transfer(pipes: list[Pipe], now: float, size: int) -> float:
     start, end = now, now
     for pipe in pipes:
         start, pipe_end = pipe.reserve(start, size)
-        end = max(end, pipe_end)
+        if pipe_end > end:
+            end = pipe_end
     return end
