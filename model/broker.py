@@ -186,15 +186,15 @@ class Broker:
             # The run stops before this request is appended: the loop takes it (and every later one) from here.
             conn.hand_to_broker(request, now)
             return
-        t = {"start": now, "end": now}
+        start, response = now, RESPONSE_BYTES_PER_PARTITION * len(request.batches)
         if work > 0:
             self.host.busy_seconds += work
             now = now + work
-        t["queued"] = t["dequeued"] = now - append - merged
-        if merged:
+        queued = now - append - merged
+        if merged:                   # the response goes with the append's work
             self.network_busy += merged
-            t["local_done"] = t["remote_done"] = now - merged
-            self._respond_at(conn, request, t, now)
+            local_done, responded = now - merged, now
+            left = conn.respond_at(request, response, now)
         self.network_busy += read
         self.io_busy += append
         backlog, nbytes = self._log_append(request, now)
@@ -205,17 +205,13 @@ class Broker:
         if now >= self.horizon:      # the run stops while the append waits for the disk
             return
         self.bytes_in += nbytes
-        t.setdefault("local_done", now)
-        t.setdefault("remote_done", now)
         if not merged:               # no network-thread cost: the loop responds after the append
-            self._respond_at(conn, request, t, now)
-        t["end"] = max(t["end"], now)
-        conn.unmuted_at = t["end"]
-        request.timing = _timing_breakdown(t)
-
-    def _respond_at(self, conn: Connection, request: ProduceRequest, t: dict, now: float) -> None:
-        t["response_queued_done"] = now
-        t["end"] = conn.respond_at(request, RESPONSE_BYTES_PER_PARTITION * len(request.batches), now)
+            local_done, responded = now, now
+            left = conn.respond_at(request, response, now)
+        conn.unmuted_at = left if left > now else now
+        request.timing = _timing_breakdown({"start": start, "queued": queued, "dequeued": queued,
+                                            "local_done": local_done, "remote_done": local_done,
+                                            "response_queued_done": responded, "end": conn.unmuted_at})
 
     def _respond_now(self, conn: Connection, request: ProduceRequest, t: dict) -> None:
         t["response_queued_done"] = self.env.now

@@ -16,7 +16,7 @@ PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
 RESPONSE_BYTES_PER_PARTITION = 40
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ProduceRequest:
     connection: "Connection"
     batches: list[ProducerBatch]
@@ -75,7 +75,9 @@ class Connection:
     def send(self, request: ProduceRequest, acks: str) -> None:
         now = self.env.now
         end = transfer(self.out_pipes, now, request.size)
-        request.written = max(now, end - min(request.size, self.send_buffer) / self.slowest_out)
+        # written: all but the last send.buffer.bytes on the wire (comparisons rather than max/min, per request)
+        written = end - (request.size if request.size < self.send_buffer else self.send_buffer) / self.slowest_out
+        request.written = written if written > now else now
         request.arrived = end + self.one_way
         self.in_flight.append(request)
         if len(self.in_flight) == self.max_in_flight:

@@ -192,7 +192,7 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         first = ids[np.argsort(send_start[ids], kind="stable")[:w.warmup_records]]
         steady[first] = False
     ok = steady & ~np.isnan(completed) & ~records.failed
-    start = float(send_start[steady].min()) if steady.any() else 0.0
+    start = float((send_start if steady.all() else send_start[steady]).min()) if steady.any() else 0.0
     if not ok.all():
         send_start, completed = send_start[ok], completed[ok]
     end = float(completed.max()) if len(completed) else env.now
