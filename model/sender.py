@@ -89,7 +89,7 @@ class Sender:
 
     # --- the loop
     def run(self) -> Generator:
-        env = self.env
+        env, costs, connections = self.env, self.costs, self.connections
         while True:
             busy = 0.0                    # CPU this pass owes: completing responses, building requests
             if self.responses:
@@ -99,7 +99,7 @@ class Sender:
             ready, deadline = self._ready(now)
             drained = []
             for node in ready:
-                conn = self.connections[node]
+                conn = connections[node]
                 if conn.can_send_more(now):
                     batches = self._drain(node, now)
                     if batches:
@@ -110,14 +110,13 @@ class Sender:
                     nbatches += len(batches)
                     for batch in batches:
                         nbytes += batch.bytes
-                busy += (self.costs.request * len(drained) + self.costs.batch * nbatches
-                         + self.costs.compress_byte * nbytes)
+                busy += costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
                 yield from self._work(busy)       # handle responses and build the requests, then write them
                 for conn, batches in drained:
                     self._send(conn, batches, now)
                 continue
             if ready:      # a ready node whose connection is still writing: look again when it is done
-                for conn in self.connections.values():
+                for conn in connections.values():
                     if conn.writable_at() > now:
                         deadline = min(deadline, conn.writable_at())
             if busy:
@@ -126,7 +125,7 @@ class Sender:
                     # starts when it is done (saves an event per response).
                     self.busy_seconds += busy
                     self.host.busy_seconds += busy
-                    self.free_at = env.now + busy
+                    self.free_at = now + busy
                 else:
                     yield from self._work(busy)
                     continue              # time passed: what was ready and when to look again may have changed
@@ -135,11 +134,12 @@ class Sender:
             self.waiting_until = deadline
             self.wake = env.event()
             if deadline < np.inf:
-                self._alarm(max(deadline, env.now))
+                self._alarm(deadline if deadline > now else now)
             yield self.wake
             self.waiting_until = -np.inf
-            if self.free_at > env.now:
-                yield env.timeout(self.free_at - env.now)
+            now = env.now
+            if self.free_at > now:
+                yield env.timeout(self.free_at - now)
 
     def _work(self, seconds: float) -> Generator:
         if seconds > 0:
