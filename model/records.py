@@ -14,7 +14,8 @@ class EvenRuns:
     """A float array per record id, filled by runs: values[first_id + j] = first + step · (offset + j)."""
 
     def __init__(self, n: int):
-        self._values = np.full(n, np.nan)
+        self._n = n
+        self._values: np.ndarray | None = None     # allocated when first needed
         self._runs: list[tuple] = []
 
     def note(self, first_id: int, count: int, first: float, step: float, offset: int = 0) -> None:
@@ -22,7 +23,12 @@ class EvenRuns:
 
     def put(self, ids: np.ndarray, values: np.ndarray | float) -> None:
         """Values for ids no noted run covers."""
-        self._values[ids] = values
+        self._array()[ids] = values
+
+    def _array(self) -> np.ndarray:
+        if self._values is None:
+            self._values = np.full(self._n, np.nan)
+        return self._values
 
     @property
     def values(self) -> np.ndarray:
@@ -32,20 +38,27 @@ class EvenRuns:
             keep = count > 0
             if not keep.all():
                 first_id, count, first, step, offset = (a[keep] for a in (first_id, count, first, step, offset))
-            n = int(count.sum())
-            starts = np.cumsum(count) - count
-            in_order = (first_id[1:] == first_id[:-1] + count[:-1]).all()    # runs one after another
-            k = self._values[first_id[0]:first_id[0] + n] if in_order else np.empty(n)
-            # offset + j of every record as a running sum (exact: small integers): +1 along a run, a jump to
-            # the next run's offset where it starts.
-            k.fill(1.0)
-            k[starts] = offset - np.concatenate(([0], offset[:-1] + count[:-1] - 1))
-            np.cumsum(k, out=k)
-            k *= step[0] if (step == step[0]).all() else np.repeat(step, count)
-            k += np.repeat(first, count)
-            if not in_order:
-                self._values[np.repeat(first_id - starts, count) + np.arange(n)] = k
-        return self._values
+            if len(count):
+                self._write(first_id, count, first, step, offset)
+        return self._array()
+
+    def _write(self, first_id, count, first, step, offset) -> None:
+        n = int(count.sum())
+        starts = np.cumsum(count) - count
+        in_order = (first_id[1:] == first_id[:-1] + count[:-1]).all()    # runs one after another
+        if in_order and self._values is None and first_id[0] == 0 and n == self._n:
+            k = self._values = np.empty(n)            # the runs cover every id: nothing is left NaN
+        else:
+            k = self._array()[first_id[0]:first_id[0] + n] if in_order else np.empty(n)
+        # offset + j of every record as a running sum (exact: small integers): +1 along a run, a jump to the
+        # next run's offset where it starts.
+        k.fill(1.0)
+        k[starts] = offset - np.concatenate(([0], offset[:-1] + count[:-1] - 1))
+        np.cumsum(k, out=k)
+        k *= step[0] if (step == step[0]).all() else np.repeat(step, count)
+        k += np.repeat(first, count)
+        if not in_order:
+            self._array()[np.repeat(first_id - starts, count) + np.arange(n)] = k
 
 
 class Records:

@@ -154,8 +154,11 @@ def simulate(s: Scenario) -> Result:
                            if many else None)
         metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
         workers = []
-        per_thread = np.array_split(np.arange(k * records_per_producer, (k + 1) * records_per_producer), s.threads)
-        per_thread = [(int(ids[0]) if len(ids) else 0, len(ids)) for ids in per_thread]
+        # The producer's records split as np.array_split would: the first `extra` threads take one more.
+        each, extra = divmod(records_per_producer, s.threads)
+        counts = [each + (t < extra) for t in range(s.threads)]
+        firsts = k * records_per_producer + np.cumsum([0] + counts[:-1])
+        per_thread = [(int(first) if count else 0, count) for first, count in zip(firsts, counts)]
         rate = w.throughput / s.threads if w.throughput > 0 else -1
         # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
         shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, w.keys,
