@@ -132,6 +132,7 @@ class Pipe:
         self.rate = bytes_per_second
         self.free_at = 0.0
         self.busy_seconds = 0.0
+        self.bytes = 0
         self.users = 0          # connections whose responses come back through it
 
     def reserve(self, earliest: float, size: int) -> tuple[float, float]:
@@ -139,6 +140,7 @@ class Pipe:
         duration = size / self.rate
         self.free_at = start + duration
         self.busy_seconds += duration
+        self.bytes += size
         return start, self.free_at
 
 
