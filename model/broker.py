@@ -193,7 +193,7 @@ class Broker:
         queued = now - append - merged
         if merged:                   # the response goes with the append's work
             self.network_busy += merged
-            local_done, responded = now - merged, now
+            local_done, responded = queued + append, now     # (as the loop: dequeued + append)
             left = conn.respond_at(request, response, now)
         self.network_busy += read
         self.io_busy += append
