@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install demo test test-fast bench fidelity clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
+
+# Fit model/profiles/local-2core.yaml to validation/data/local.jsonl (Java first: it fits the brokers' costs too;
+# kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 10 min).
+fidelity: $(STAMP)
+	$(BIN)/kafkasim validate --client java --base-profile validation/profiles/local-2core-start.yaml \
+	    --profile model/profiles/local-2core.yaml --max-records 25000 --max-evaluations 80
+	$(BIN)/kafkasim validate --client kafka-python --base-profile model/profiles/local-2core.yaml \
+	    --profile model/profiles/local-2core.yaml --max-records 20000 --max-evaluations 40
 
 clean:
 	rm -rf $(VENV) build *.egg-info

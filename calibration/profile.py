@@ -36,11 +36,14 @@ def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict
     for key, value in {**fit.fixed, **fit.values}.items():
         (mine if key.startswith(CLIENT_PREFIXES) else hardware)[key] = round(float(value), 6)
     residuals = {cfg: {k: round(v, 4) for k, v in res.items()} for cfg, res in fit.residuals.items()}
+    # Per client library: a fit of one library on top of a profile fitted for another keeps the other's record.
+    provenance = {k: v for k, v in (profile.get("provenance") or {}).items() if k in clients and k != fit.library}
+    uncertainty = {k: v for k, v in (profile.get("uncertainty") or {}).items() if k != fit.library}
     return {
         "name": name,
-        "description": f"Fitted by `kafkasim calibrate` from {runs} ({fit.library}), starting from "
-                       f"{fit.base_profile}.",
-        "provenance": {
+        "description": f"Fitted by `kafkasim calibrate` from {runs} ({', '.join([*provenance, fit.library])}), "
+                       f"starting from {fit.base_profile}.",
+        "provenance": {**provenance, fit.library: {
             "runs": runs,
             "configs": configs,
             "fitted_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -50,9 +53,9 @@ def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict
             "evaluations": fit.evaluations,
             "seconds": round(fit.seconds, 1),
             "residuals_log": residuals,
-        },
+        }},
         # One standard deviation of log(value): `kafkasim predict` draws from it for its bands.
-        "uncertainty": {fit.library: fit.sigma_log},
+        "uncertainty": {**uncertainty, fit.library: fit.sigma_log},
         "hardware": hardware,
         "clients": clients,
     }

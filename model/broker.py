@@ -34,7 +34,8 @@ class BrokerCosts:
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
     service_cv: float = 0.0  # I/O-thread service time variability (gamma; 0 = deterministic, 1 = exponential)
-    handoff: float = 0.0     # latency of each network ↔ I/O thread hand-off (request queue, response queue)
+    handoff: float = 0.0     # latency of each network ↔ I/O thread hand-off (request queue, response queue) on a
+                             # host with a core per thread; a crowded host wakes threads later (Host.crowding)
     fetch: float = 0.0       # per follower fetch served as leader
 
 
@@ -75,6 +76,7 @@ class Broker:
 
     def _connection(self, conn: Connection, acks: str) -> Generator:
         env, costs = self.env, self.costs
+        handoff = costs.handoff * self.host.crowding      # every thread is wired by the time this runs
         processor = self.processors[conn.index % len(self.processors)]
         unmuted = 0.0
         while True:
@@ -87,11 +89,11 @@ class Broker:
                 # are one piece of work.
                 merged = costs.network_request / 2 if respond and acks != "all" else 0.0
                 yield from self.host.run(read + append + merged)
-                hand = (2 if merged else 1) * costs.handoff
+                hand = (2 if merged else 1) * handoff
                 if hand:             # the queues' hand-offs (latency, not CPU), taken together after the work
                     yield env.timeout(hand)
                 t["queued"] = env.now - hand - append - merged
-                t["dequeued"] = t["queued"] + costs.handoff
+                t["dequeued"] = t["queued"] + handoff
                 if merged:
                     self.network_busy += merged
                     t["local_done"] = t["remote_done"] = t["dequeued"] + append
@@ -102,8 +104,8 @@ class Broker:
                 yield from self.host.run(read)
                 done(processor, held)
                 t["queued"] = env.now
-                if costs.handoff:
-                    yield env.timeout(costs.handoff)
+                if handoff:
+                    yield env.timeout(handoff)
                 slot = yield from using(self.io_threads)
                 t["dequeued"] = env.now
                 yield from self._append(request, append / mean_append if mean_append else 1.0)
@@ -120,8 +122,8 @@ class Broker:
                 yield from self.replication.wait(self, request)
             t.setdefault("remote_done", env.now)
             if respond:
-                if costs.handoff:
-                    yield env.timeout(costs.handoff)
+                if handoff:
+                    yield env.timeout(handoff)
                 held = yield from using(processor)
                 yield from self.host.run(costs.network_request / 2)
                 done(processor, held)

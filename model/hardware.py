@@ -63,7 +63,8 @@ def _fields() -> dict[str, Field]:
         "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
         "broker.handoff_us": _f(float, 0.0, "Latency, not CPU, of each hand-off between a broker's network and "
                                 "I/O threads: a request waits it on the request queue and again on the response "
-                                "queue (a thread waking up; long on a host short of cores).", 0, 10**7),
+                                "queue (a thread waking up), on a host with a core per thread; times threads per core on a host short "
+                                "of cores.", 0, 10**7),
         "broker.service_cv": _f(float, 0.0, "Variability of broker I/O-thread service times: the coefficient of "
                                 "variation of a gamma distribution (0 = fixed, 1 = exponential).", 0, 10),
         "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "

@@ -25,6 +25,11 @@ class Host:
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
 
+    @property
+    def crowding(self) -> float:
+        """Threads per core when the host is short of cores, else 1: how much longer a thread waits to be woken."""
+        return self.threads / self.cores if 0 < self.cores < self.threads else 1.0
+
     def add_threads(self, n: int) -> None:
         self.threads += n
         if 0 < self.cores < self.threads and self.cpu is None:

@@ -112,6 +112,7 @@ class Replication:
         fetched = {p: 0 for p in partitions}          # the follower's log end offset per partition
         leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
         costs = self.cluster.brokers[leader].costs
+        handoff = costs.handoff * leader_host.crowding
         while True:
             size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
             end = transfer([self.cluster.nic_out[follower], self.cluster.nic_in[leader]], env.now, size)
@@ -148,11 +149,11 @@ class Replication:
                 follower_host.busy_seconds += append
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now + read,
                                nbytes + size)
-                yield env.timeout(end - env.now + self.one_way + append + 2 * costs.handoff)
+                yield env.timeout(end - env.now + self.one_way + append + 2 * handoff)
             else:
                 yield from leader_host.run(read)
-                if costs.handoff:    # the fetch's request and response queues on the leader
-                    yield env.timeout(2 * costs.handoff)
+                if handoff:          # the fetch's request and response queues on the leader
+                    yield env.timeout(2 * handoff)
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now,
                                nbytes + size)
                 yield env.timeout(end - env.now + self.one_way)

@@ -586,7 +586,7 @@ def test_validate_fits_a_profile_and_offers_it(tiny_store):
     profile = yaml.safe_load(fitted["yaml"])
     params = at.dataframe[0].value.set_index("parameter")["value"]
     assert profile["clients"]["java"]["worker.record_us"] == pytest.approx(params["worker.record_us"])
-    assert profile["provenance"]["configs"] == [load_observations(tiny_store, role="calibration")[0].config_id]
+    assert profile["provenance"]["java"]["configs"] == [load_observations(tiny_store, role="calibration")[0].config_id]
     assert at.download_button(key="v_fit_download")
     assert ui_fidelity.shown(fitted["path"]) in at.selectbox(key=f"v_profile:{tiny_store}:java").options
 
