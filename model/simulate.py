@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import numpy.random    # (numpy loads it lazily: imported here, not inside the first simulate())
 import simpy
 
 from kafkasim.model import clients
