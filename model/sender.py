@@ -151,27 +151,30 @@ class Sender:
         acc, ready, deadline = self.acc, [], math.inf
         linger, muted, exhausted = acc.linger, acc.muted, acc.pool.exhausted
         for p, dq in enumerate(acc.deques):
-            if not dq or p in muted:
+            if not dq or (muted and p in muted):
                 continue
             head = dq[0]
-            if head.created > now:                     # its first append has not happened yet
-                deadline = min(deadline, head.created + linger)
+            created = head.created
+            if created > now:                          # its first append has not happened yet
+                if created + linger < deadline:
+                    deadline = created + linger
                 continue
-            if now - head.created > self.delivery_timeout:
+            if now - created > self.delivery_timeout:
                 self._expire(p, now)
                 if not dq:
                     continue
                 head = dq[0]                           # what is left is judged like any other batch
-                if head.created > now:
-                    deadline = min(deadline, head.created + linger)
+                created = head.created
+                if created > now:
+                    deadline = min(deadline, created + linger)
                     continue
             leader = self.leaders[p]
             if leader in ready:
                 continue
-            if len(dq) > 1 or head.full_at <= now or head.created + linger <= now or exhausted:
+            if len(dq) > 1 or head.full_at <= now or created + linger <= now or exhausted:
                 ready.append(leader)
             else:
-                deadline = min(deadline, head.created + linger, head.full_at)
+                deadline = min(deadline, created + linger, head.full_at)
         ready.sort()
         return ready, deadline
 
