@@ -19,6 +19,10 @@ from kafkasim.model.host import Host
 from kafkasim.model.network import (Connection, PARTITION_HEADER_BYTES, ProduceRequest, REQUEST_HEADER_BYTES)
 from kafkasim.model.records import Records
 
+# Complete a response in its callback where the pass it would wake the Sender for could do nothing else
+# (Sender._complete_asleep); tests turn it off to check that both ways give the same results.
+COMPLETE_ASLEEP = True
+
 
 @dataclass(frozen=True)
 class SenderCosts:
@@ -56,6 +60,8 @@ class Sender:
         self.waiting_until = -np.inf                   # > now while the Sender sleeps
         self.alarm_at = np.inf                         # the earliest pending alarm
         self.free_at = 0.0                             # the Sender thread is busy until then
+        self.idle = False                              # its last pass found no node ready
+        self.oldest_head = 0.0                         # ... nor a head batch older than this
         self.process = env.process(self.run())
 
     # --- waking up
@@ -84,8 +90,34 @@ class Sender:
         self.env.timeout(when - self.env.now).callbacks.append(ring)
 
     def on_response(self, request: ProduceRequest) -> None:
-        self.responses.append(request)
-        self.wakeup()
+        if not self._complete_asleep(request):
+            self.responses.append(request)
+            self.wakeup()
+
+    def _complete_asleep(self, request: ProduceRequest) -> bool:
+        """The pass a response wakes the Sender for, done here when all it could do is complete the response:
+        the Sender sleeps with no node ready and nothing else due now (no other event at this instant, no batch
+        to expire), owes no earlier work, has its core to itself, and the response unmutes no partition and no
+        worker waits for memory. The same completion, counters and later events as waking the thread, whose pass
+        would find nothing to send and sleep on (saves its wake-up and that pass)."""
+        env = self.env
+        now = env.now
+        if not (COMPLETE_ASLEEP and self.idle and self.waiting_until > now >= self.free_at and not self.wake.triggered
+                and env.peek() > now and self.host.cpu is None and self.gil is None
+                and not self.acc.pool.waiters and now - self.oldest_head <= self.delivery_timeout):
+            return False
+        muted = self.acc.muted
+        if muted and any(batch.partition in muted for batch in request.batches):
+            return False
+        self._owe(self._complete([request]), now)
+        return True
+
+    def _owe(self, busy: float, now: float) -> None:
+        """Nothing else wants this core: owe the work instead of waiting it out; the next pass starts when it
+        is done (saves an event per response)."""
+        self.busy_seconds += busy
+        self.host.busy_seconds += busy
+        self.free_at = now + busy
 
     # --- the loop
     def run(self) -> Generator:
@@ -121,17 +153,14 @@ class Sender:
                         deadline = min(deadline, conn.writable_at())
             if busy:
                 if self.host.cpu is None and self.gil is None:
-                    # Nothing else wants this core: owe the work instead of waiting it out; the next pass
-                    # starts when it is done (saves an event per response).
-                    self.busy_seconds += busy
-                    self.host.busy_seconds += busy
-                    self.free_at = now + busy
+                    self._owe(busy, now)
                 else:
                     yield from self._work(busy)
                     continue              # time passed: what was ready and when to look again may have changed
             if self.responses:
                 continue
             self.waiting_until = deadline
+            self.idle = not ready
             self.wake = env.event()
             if deadline < np.inf:
                 self._alarm(deadline if deadline > now else now)
@@ -148,13 +177,15 @@ class Sender:
 
     def _ready(self, now: float) -> tuple[list[int], float]:
         """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
-        acc, ready, deadline = self.acc, [], math.inf
+        acc, ready, deadline, oldest = self.acc, [], math.inf, now
         linger, muted, exhausted = acc.linger, acc.muted, acc.pool.exhausted
         for p, dq in enumerate(acc.deques):
             if not dq or (muted and p in muted):
                 continue
             head = dq[0]
             created = head.created
+            if created < oldest:
+                oldest = created
             if created > now:                          # its first append has not happened yet
                 if created + linger < deadline:
                     deadline = created + linger
@@ -176,6 +207,7 @@ class Sender:
             else:
                 deadline = min(deadline, created + linger, head.full_at)
         ready.sort()
+        self.oldest_head = oldest      # (heads made later are younger than `now`)
         return ready, deadline
 
     def _drain(self, node: int, now: float) -> list[ProducerBatch]:

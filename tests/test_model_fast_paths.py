@@ -2,11 +2,13 @@
 
 Broker.serve_at_once computes the broker's _connection loop when a request is sent, where nothing but the
 connection itself can make the request wait; turning it off (broker.SERVE_AT_ONCE) runs the loop event by event.
+Sender._complete_asleep completes a response in its callback where the Sender's pass could do nothing else;
+turning it off (sender.COMPLETE_ASLEEP) wakes the Sender for every response.
 """
 import numpy as np
 import pytest
 
-from kafkasim.model import broker
+from kafkasim.model import broker, sender
 
 from conftest import capture, scenario
 
@@ -14,10 +16,24 @@ ONE_BROKER = {"producer.acks": "1", "producer.batch.size": 16384, "producer.ling
               "topic.partitions": 3, "workload.records": 20000, "workload.record_size": 256}
 
 
-def _figures(result) -> dict:
-    out = result.to_json(timeline=True)
+def _figures(run) -> tuple:
+    out = run.result.to_json(timeline=True)
     out.pop("runtime_seconds")
-    return out
+    return out, run.result.latencies_ms.tolist(), [r.timing for r in run.requests]
+
+
+def _counting(monkeypatch, cls, name) -> list:
+    """Count the calls of cls.name that do the shortcut's work."""
+    calls = []
+    original = getattr(cls, name)
+
+    def counted(self, *args):
+        result = original(self, *args)
+        if result is not False:
+            calls.append(args)
+        return result
+    monkeypatch.setattr(cls, name, counted)
+    return calls
 
 
 @pytest.mark.parametrize("overrides", [
@@ -30,16 +46,38 @@ def _figures(result) -> dict:
 ], ids=["plain", "rtt-mif1", "throttled-sizes", "threads-lz4", "no-network-cost", "cut-short"])
 def test_broker_at_once_matches_the_event_loop(overrides, monkeypatch):
     s = scenario({**ONE_BROKER, **overrides})
-    served = []
-    original = broker.Broker.serve_at_once
-    monkeypatch.setattr(broker.Broker, "serve_at_once", lambda self, conn, request: (
-        served.append(request), original(self, conn, request)))
+    served = _counting(monkeypatch, broker.Broker, "serve_at_once")
     fast = capture(s)
     assert len(served) > 10
     monkeypatch.setattr(broker, "SERVE_AT_ONCE", False)
     served.clear()
     slow = capture(s)
     assert not served
-    assert _figures(fast.result) == _figures(slow.result)
-    np.testing.assert_array_equal(fast.result.latencies_ms, slow.result.latencies_ms)
-    assert [r.timing for r in fast.requests] == [r.timing for r in slow.requests]
+    assert _figures(fast) == _figures(slow)
+
+
+@pytest.mark.parametrize("overrides", [
+    {},
+    {"network.rtt_ms": 2, "workload.throughput": 30000},
+    {"producer.acks": "0"},
+    {"producer.acks": "all", "cluster.brokers": 3, "topic.replication.factor": 3, "topic.partitions": 6},
+    {"threads": 4, "workload.record_size_max": 400},
+    {"producer.buffer.memory": 100000, "network.bandwidth_mbit": 20},   # workers wait for memory
+    {"producer.delivery.timeout.ms": 20, "producer.linger.ms": 0, "producer.request.timeout.ms": 10,
+     "network.rtt_ms": 30},                                         # batches expire in the accumulator
+], ids=["plain", "rtt-throttled", "acks0", "acks-all-rf3", "threads-sizes", "small-memory", "expiry"])
+def test_sender_completing_asleep_matches_waking_it(overrides, monkeypatch):
+    s = scenario({**ONE_BROKER, **overrides})
+    completed = _counting(monkeypatch, sender.Sender, "_complete_asleep")
+    fast = capture(s)
+    monkeypatch.setattr(sender, "COMPLETE_ASLEEP", False)
+    completed.clear()
+    slow = capture(s)
+    assert not completed
+    assert _figures(fast) == _figures(slow)
+
+
+def test_sender_completes_asleep_in_the_common_case(monkeypatch):
+    completed = _counting(monkeypatch, sender.Sender, "_complete_asleep")
+    capture(scenario(ONE_BROKER))
+    assert len(completed) > 100
