@@ -112,7 +112,7 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
     ranks = {p: int(p * len(by_send)) for p in (0.5, 0.95, 0.99, 0.999)}
     samples = np.partition(by_send, sorted(set(ranks.values()))) if len(by_send) else by_send   # sorted at ranks
     pct = {p: int(samples[rank]) if len(samples) else 0 for p, rank in ranks.items()}
-    avg = float(latency.mean()) if n else 0.0
+    avg = _int_mean(latency) if n else 0.0
     mx = float(latency.max()) if n else 0.0
     total = (f"{n} records sent, {rate:f} records/sec ({rate * mb:.2f} MB/sec), {avg:.2f} ms avg latency, "
              f"{mx:.2f} ms max latency, {pct[0.5]} ms 50th, {pct[0.95]} ms 95th, {pct[0.99]} ms 99th, "
@@ -120,6 +120,12 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
     return {"windows": windows, "total": total, "records": n, "records_per_sec": rate, "mb_per_sec": rate * mb,
             "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
             "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
+
+
+def _int_mean(values: np.ndarray) -> float:
+    """ndarray.mean() of integers, from their integer sum: the same float while sums stay below 2**53 (where
+    mean's float partial sums are exact), without converting every element."""
+    return int(values.sum()) / len(values)
 
 
 def _stable_order(key: np.ndarray) -> np.ndarray | None:
@@ -200,7 +206,7 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     rng = np.random.default_rng(np.random.SeedSequence(s.seed).spawn(65)[-1])
     latency = perf_test_latency_ms(send_start, completed, rng)
     perf = perf_test_output(start, send_start, completed, latency,
-                            float(records.value_size.mean()) if len(records) else 0.0)
+                            _int_mean(records.value_size) if len(records) else 0.0)
 
     # The metrics cover the steady part of the run, like the throughput: batches and requests from its start.
     batches = [b for _, sender, _, _ in producers for b in sender.batches if b.drained >= start]

@@ -162,7 +162,8 @@ class WorkerThread:
     # --- pieces of one chunk
     def _new_batch(self, partition: int, size: int) -> Generator:
         allocated = max(self.acc.batch_size, size)
-        yield from self.acc.pool.allocate(allocated)
+        if not self.acc.pool.try_allocate(allocated):      # (memory at hand: no allocate() generator)
+            yield from self.acc.pool.allocate(allocated)
         if self.acc.open_batch(partition) is not None:     # another thread made one meanwhile
             self.acc.pool.deallocate(allocated)
         else:
