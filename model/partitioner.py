@@ -93,19 +93,19 @@ class UniformStickyPartitioner(Partitioner):
     (longest queue + 1 − queue length) when adaptive partitioning is on.
     partitioner.availability.timeout.ms is left out: the model has no unavailable leaders."""
 
-    def __init__(self, partitions, rng, batch_size: int, queue_sizes=None):
+    def __init__(self, partitions, rng, batch_size: int, queues=None):
         super().__init__(partitions, rng)
         self.batch_size = batch_size
-        self.queue_sizes = queue_sizes      # callable: partition -> queued batches, or None (not adaptive)
+        self.queues = queues                # the accumulator's deques by partition, or None (not adaptive)
         self.partition_ids = [int(p) for p in self.partitions]
         self.uniforms: list[float] = []
         self.current = self._next()
         self.produced = 0
 
     def _next(self) -> int:
-        if self.queue_sizes is None or len(self.partitions) == 1:
+        if self.queues is None or len(self.partitions) == 1:
             return int(self.partitions[self.rng.integers(len(self.partitions))])
-        queues = [self.queue_sizes(p) for p in self.partition_ids]
+        queues = [len(self.queues[p]) for p in self.partition_ids]
         longest = max(queues)
         cumulative = list(itertools.accumulate(longest + 1 - q for q in queues))
         pick = bisect.bisect_right(cumulative, self._uniform() * cumulative[-1])
@@ -141,7 +141,7 @@ class UniformStickyPartitioner(Partitioner):
 
 
 def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator, batch_size: int, keys: int,
-                     adaptive: bool, queue_sizes) -> Partitioner:
+                     adaptive: bool, queues) -> Partitioner:
     if keys > 0:
         return KeyedPartitioner(partitions, rng, keys)
     if kind == "round-robin":
@@ -153,5 +153,5 @@ def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator,
     if kind == "per-thread":
         return StickyPartitioner(partitions, rng, cycle=True)
     if kind == "uniform-sticky":
-        return UniformStickyPartitioner(partitions, rng, batch_size, queue_sizes if adaptive else None)
+        return UniformStickyPartitioner(partitions, rng, batch_size, queues if adaptive else None)
     raise ValueError(f"unknown partitioner {kind}")

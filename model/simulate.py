@@ -163,7 +163,7 @@ def simulate(s: Scenario) -> Result:
         rate = w.throughput / s.threads if w.throughput > 0 else -1
         # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
         shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, w.keys,
-                                              p.adaptive_partitioning, lambda q, acc=acc: len(acc.deques[q]))
+                                              p.adaptive_partitioning, acc.deques)
         for t, (first_id, count) in enumerate(per_thread):
             partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
                                             w.keys, p.adaptive_partitioning, None)
