@@ -171,9 +171,9 @@ class Sender:
                 yield env.timeout(self.free_at - now)
 
     def _work(self, seconds: float) -> Generator:
-        if seconds > 0:
-            self.busy_seconds += seconds
-            yield from self.host.run(seconds, self.gil)
+        """The Sender thread's CPU work: host.run's generator, to yield from."""
+        self.busy_seconds += seconds
+        return self.host.run(seconds, self.gil)
 
     def _ready(self, now: float) -> tuple[list[int], float]:
         """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
