@@ -38,7 +38,7 @@ def record_bytes(value_size: np.ndarray, key_size: int) -> np.ndarray:
     key_len = varint_size(key_size) if key_size else 1          # null key: varint(-1) is one byte
     body = 1 + 2 + 1 + key_len + key_size + varint_size(sizes) + sizes + 1
     table = (body + varint_size(body)).astype(np.int64)
-    return np.full(len(value_size), table[0]) if low == high else table[value_size - low]
+    return np.broadcast_to(table[0], len(value_size)) if low == high else table[value_size - low]
 
 
 class CompressionRatioEstimator:

@@ -35,7 +35,7 @@ def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
     if w.record_size_max:
         low = 2 * w.record_size - w.record_size_max
         return rng.integers(low, w.record_size_max + 1, size=n)
-    return np.full(n, w.record_size, dtype=np.int64)
+    return np.broadcast_to(np.int64(w.record_size), n)      # one size: a read-only view, no array to fill
 
 
 def compression_ratio(s: Scenario, codec: str) -> float:
