@@ -157,8 +157,9 @@ class RecordAccumulator:
         self.true_ratio = compression_ratio      # what the codec really achieves on this payload
         self.estimator = CompressionRatioEstimator()
         self.sizes = record_sizes                # bytes of each record inside a batch, by record id
-        self.fixed_size = int(record_sizes[0]) if len(record_sizes) and (record_sizes == record_sizes[0]).all() \
-            else None                            # all records the same size: room() is plain arithmetic
+        # All records the same size (a broadcast view is, without looking): room() is plain arithmetic.
+        one_size = len(record_sizes) and (record_sizes.strides == (0,) or (record_sizes == record_sizes[0]).all())
+        self.fixed_size = int(record_sizes[0]) if one_size else None
         self.muted: set[int] = set()
 
     # --- the worker side
