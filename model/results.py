@@ -145,10 +145,11 @@ def _max(xs) -> float:
 
 def producer_metrics(batches, requests, elapsed: float, pool_wait: float, sender_busy: float,
                      errors: int, in_flight_seconds: float) -> dict:
-    queue_ms = [(b.drained - b.created) * 1000.0 for b in batches]
-    sizes = [b.size_on_wire for b in batches]
+    # (arrays once, for both their mean and their max)
+    queue_ms = np.array([(b.drained - b.created) * 1000.0 for b in batches])
+    sizes = np.array([b.size_on_wire for b in batches])
     done = [r for r in requests if not math.isnan(r.completed)]
-    latency_ms = [(r.completed - r.created) * 1000.0 for r in done]
+    latency_ms = np.array([(r.completed - r.created) * 1000.0 for r in done])
     drained_records = sum(b.records for b in batches)
     return {
         "batch-size-avg": _mean(sizes),
@@ -303,7 +304,8 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
     out = []
     for b in cluster.brokers:
         mine = [r.timing for r in requests if r.timing and r.connection.broker is b]
-        times = {k: float(np.mean([t[k] for t in mine])) for k in mine[0]} if mine else {}
+        columns = zip(*(t.values() for t in mine))      # (every timing has RequestMetrics' keys in one order)
+        times = {k: float(np.mean(column)) for k, column in zip(mine[0], columns)} if mine else {}
         util = b.utilisation(elapsed)
         host = b.host
         if host.cores > 0:
