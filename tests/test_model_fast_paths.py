@@ -5,7 +5,6 @@ connection itself can make the request wait; turning it off (broker.SERVE_AT_ONC
 Sender._complete_asleep completes a response in its callback where the Sender's pass could do nothing else;
 turning it off (sender.COMPLETE_ASLEEP) wakes the Sender for every response.
 """
-import numpy as np
 import pytest
 
 from kafkasim.model import broker, sender
