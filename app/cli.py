@@ -170,11 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--max-evaluations", type=int, default=60)
     validate.set_defaults(func=cmd_validate)
     from kafkasim.app.app_command import add_app_command
+    from kafkasim.app.reproduce_command import add_reproduce_command
     from kafkasim.app.sweep_commands import add_sweep_commands
     from kafkasim.validation.cli import add_commands
     add_sweep_commands(sub)
     add_commands(sub)
     add_app_command(sub)
+    add_reproduce_command(sub)
     return parser
 
 

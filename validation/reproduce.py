@@ -1,0 +1,318 @@
+"""`kafkasim reproduce`: predict every run of the published studies and compare with what their sources state.
+
+Each study is a YAML file under validation/published/: the figures its source states (copied from
+shared/reference/seed-data, so a clone works on its own), the example scenario of each run, and the trends the
+model must show. A run's scenario is examples/<example> with fewer records (the study's `records`, or the run's
+own); every figure is a prediction of the model with the study's profile.
+
+Check kinds, each judged on the prediction (the published figures show every trend by construction):
+  order            the metric rises and falls between consecutive runs as the published one does
+  argmin           the metric is lowest at the same run as the published one
+  verdict          the bottleneck verdict is the run's `verdict`
+  meets_target     throughput ≥ fraction (default 0.97) × the run's --throughput target
+  short_of_target  throughput < fraction × the target
+  within           |predicted / published − 1| ≤ fraction for the run's throughput
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from kafkasim.model.scenario import load_scenario
+from kafkasim.model.simulate import simulate
+
+PUBLISHED_DIR = Path(__file__).parent / "published"
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+STUDIES = ("kontur-2020", "vm-2core", "localhost")
+MET = 0.97                   # the verdict's own "target met" mark (model/verdict.py)
+FORMATS = ("text", "json", "markdown")
+
+
+@dataclass
+class Row:
+    id: str
+    label: str
+    role: str                # "prediction" or "calibration" (the profile drew on this run's figures)
+    published: dict
+    predicted: dict
+    target: float | None     # the run's --throughput, None when unthrottled
+    expected_verdict: str | None
+    x: Any = None
+
+    def error(self, metric: str = "records_per_sec") -> float | None:
+        p, m = self.predicted.get(metric), self.published.get(metric)
+        return p / m - 1 if p is not None and m else None
+
+
+@dataclass
+class Check:
+    name: str
+    kind: str
+    passed: bool
+    detail: str
+
+
+@dataclass
+class StudyResult:
+    study: str
+    title: str
+    source: str
+    profile: str
+    calibration: str
+    latency: str
+    tolerance: float | None
+    rows: list[Row] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+    def row(self, run_id: str) -> Row:
+        return next(r for r in self.rows if r.id == run_id)
+
+    def within_tolerance(self, row: Row) -> bool | None:
+        err = row.error()
+        return None if self.tolerance is None or err is None else abs(err) <= self.tolerance
+
+
+def load_study(study: str) -> dict:
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r}: expected one of {', '.join(STUDIES)}")
+    return yaml.safe_load((PUBLISHED_DIR / f"{study}.yaml").read_text())
+
+
+def scenario_of(spec: dict, run: dict, records: int | None = None):
+    """The run's example scenario with the study's (or the run's) number of simulated records; records=0 keeps
+    the example's own."""
+    path = EXAMPLES_DIR / run["example"]
+    if not path.is_file():
+        raise ValueError(f"example {run['example']!r} of study {spec['study']!r} not found under {EXAMPLES_DIR} "
+                         f"(reproduce needs the repository's examples/)")
+    s = load_scenario(path)
+    n = run.get("records", spec.get("records", 0)) if records is None else records
+    if n and n < s.workload.records:
+        over: dict[str, Any] = {"workload.records": n}
+        if s.workload.warmup_records:
+            over["workload.warmup_records"] = n // 10
+        s = s.replace(**over)
+    return s
+
+
+def prediction(result) -> dict:
+    """The figures a study can state, from one simulation."""
+    perf = result.perf_test
+    out = {k: perf[k] for k in ("records_per_sec", "avg_latency_ms", "max_latency_ms", "p50_ms", "p95_ms",
+                                "p99_ms", "p999_ms")}
+    # The talks' "sender latency" is send() to acknowledgement, the perf tool's latency.
+    out["sender_latency_ms"] = perf["avg_latency_ms"]
+    out["worker_latency_us"] = result.worker_latency_us
+    for k in ("request-latency-avg", "request-rate", "batch-size-avg", "record-queue-time-avg"):
+        out[k] = result.metrics[k]
+    out["verdict"] = result.verdict["bottleneck"]
+    return out
+
+
+def reproduce(study: str, records: int | None = None, progress=sys.stderr,
+              predict: Callable | None = None) -> StudyResult:
+    """Predict every run of `study` and judge its checks. `predict(scenario) -> Result` defaults to simulate."""
+    spec = load_study(study)
+    predict = predict or simulate
+    out = StudyResult(study, spec["title"], spec["source"], spec["profile"], " ".join(spec["calibration"].split()),
+                      spec.get("latency", "avg_latency_ms"), spec.get("tolerance"))
+    runs = spec["runs"]
+    for i, run in enumerate(runs, 1):
+        s = scenario_of(spec, run, records)
+        if progress:
+            print(f"kafkasim: {study}: predicting {run['id']} ({i}/{len(runs)}, {s.workload.records} records)...",
+                  file=progress, flush=True)
+        target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
+        out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
+                            prediction(predict(s)), target, run.get("verdict"), run.get("x")))
+    out.checks = [judge(out, c) for c in spec.get("checks", [])]
+    return out
+
+
+def _fmt(v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def judge(res: StudyResult, check: dict) -> Check:
+    kind, name = check["kind"], check["name"]
+    if kind == "order":
+        metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
+        ok, parts = True, []
+        for a, b in zip(rows, rows[1:]):
+            pub = math.copysign(1, b.published[metric] - a.published[metric])
+            pred = b.predicted[metric] - a.predicted[metric]
+            ok &= pred * pub > 0
+        parts = [f"{r.id} {_fmt(r.predicted[metric])}" for r in rows]
+        pub_parts = [f"{_fmt(r.published[metric])}" for r in rows]
+        return Check(name, kind, ok, f"{metric} predicted {' → '.join(parts)} (published {' → '.join(pub_parts)})")
+    if kind == "argmin":
+        metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
+        pub = min(rows, key=lambda r: r.published[metric])
+        pred = min(rows, key=lambda r: r.predicted[metric])
+        return Check(name, kind, pub.id == pred.id,
+                     f"lowest {metric} predicted at {pred.id} ({', '.join(f'{r.id} {_fmt(r.predicted[metric])}' for r in rows)}); "
+                     f"published at {pub.id}")
+    row = res.row(str(check["run"]))
+    rate = row.predicted["records_per_sec"]
+    if kind == "verdict":
+        return Check(name, kind, row.predicted["verdict"] == row.expected_verdict,
+                     f"{row.id}: predicted {row.predicted['verdict']!r}, stated {row.expected_verdict!r}")
+    if kind in ("meets_target", "short_of_target"):
+        fraction = check.get("fraction", MET)
+        share = rate / row.target
+        ok = share >= fraction if kind == "meets_target" else share < fraction
+        sign = "≥" if kind == "meets_target" else "<"
+        return Check(name, kind, ok, f"{row.id}: {_fmt(rate)} records/s = {share:.0%} of the {_fmt(row.target)} "
+                                     f"target (needs {sign} {fraction:.0%}; published "
+                                     f"{row.published['records_per_sec'] / row.target:.0%})")
+    if kind == "within":
+        err = row.error()
+        return Check(name, kind, abs(err) <= check["fraction"],
+                     f"{row.id}: {_fmt(rate)} vs {_fmt(row.published['records_per_sec'])} records/s ({err:+.1%}, "
+                     f"needs ±{check['fraction']:.0%})")
+    raise ValueError(f"study {res.study}: unknown check kind {kind!r}")
+
+
+# --- output -------------------------------------------------------------------------------------------------------
+
+def _table(res: StudyResult) -> tuple[list[str], list[list[str]]]:
+    lat = res.latency
+    head = ["run", "settings", "role", "published rec/s", "predicted rec/s", "error",
+            f"published {lat}", f"predicted {lat}", "published us in send()", "predicted us in send()",
+            "predicted verdict"]
+    body = []
+    for r in res.rows:
+        err = r.error()
+        mark = ""
+        ok = res.within_tolerance(r)
+        if ok is not None:
+            mark = " ✓" if ok else " ✗"
+        verdict = r.predicted["verdict"]
+        if r.expected_verdict:
+            verdict += " ✓" if verdict == r.expected_verdict else f" ✗ (stated: {r.expected_verdict})"
+        body.append([r.id, r.label, r.role, _fmt(r.published.get("records_per_sec")),
+                     _fmt(r.predicted["records_per_sec"]), (f"{err:+.1%}" if err is not None else "–") + mark,
+                     _fmt(r.published.get(lat)), _fmt(r.predicted.get(lat)),
+                     _fmt(r.published.get("worker_latency_us")), _fmt(r.predicted["worker_latency_us"]), verdict])
+    return head, body
+
+
+def summary_line(res: StudyResult) -> str:
+    passed = sum(c.passed for c in res.checks)
+    errs = [abs(r.error()) for r in res.rows if r.error() is not None]
+    median = sorted(errs)[len(errs) // 2] if errs else math.nan
+    line = f"{passed}/{len(res.checks)} trend checks pass; median |throughput error| {median:.1%}"
+    if res.tolerance is not None:
+        inside = sum(bool(res.within_tolerance(r)) for r in res.rows)
+        line += f"; {inside}/{len(res.rows)} runs within ±{res.tolerance:.0%}"
+    return line
+
+
+def text(results: list[StudyResult]) -> str:
+    out = []
+    for res in results:
+        head, body = _table(res)
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+        out.append(f"== {res.study}: {res.title}")
+        out.append(f"   profile {res.profile}: {res.calibration}")
+        out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+        out.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body)
+        out.append("trend checks:")
+        out.extend(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}: {c.detail}" for c in res.checks)
+        out.append(summary_line(res))
+        out.append("")
+    return "\n".join(out)
+
+
+def markdown(results: list[StudyResult], plots: dict[str, str] | None = None) -> str:
+    out = []
+    for res in results:
+        head, body = _table(res)
+        out.append(f"## {res.study}: {res.title}\n")
+        out.append(f"Source: {res.source}. Profile `{res.profile}`: {res.calibration}\n")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        out.extend("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body)
+        out.append("\n| trend check | result | detail |\n|---|---|---|")
+        out.extend(f"| {c.name} | {'pass' if c.passed else '**fail**'} | {c.detail} |" for c in res.checks)
+        out.append(f"\n{summary_line(res)}.\n")
+        if plots and res.study in plots:
+            out.append(f"![{res.study}: published vs predicted]({plots[res.study]})\n")
+    return "\n".join(out)
+
+
+def as_json(results: list[StudyResult]) -> str:
+    def row(r: Row) -> dict:
+        return {"id": r.id, "label": r.label, "role": r.role, "target": r.target, "published": r.published,
+                "predicted": r.predicted, "throughput_error": r.error(), "expected_verdict": r.expected_verdict}
+    return json.dumps([{"study": res.study, "title": res.title, "profile": res.profile,
+                        "calibration": res.calibration, "tolerance": res.tolerance,
+                        "rows": [row(r) for r in res.rows],
+                        "checks": [c.__dict__ for c in res.checks], "summary": summary_line(res)}
+                       for res in results], indent=1, default=float)
+
+
+def plot(res: StudyResult, path: Path) -> Path:
+    """Published vs predicted throughput and latency on the study's own axis (its runs in order, or batch.size)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    rows = res.rows
+    on_axis = [r for r in rows if r.x is not None]
+    panels = [("records_per_sec", "throughput, records/s", False), (res.latency, f"{res.latency} (log)", True)]
+    for ax, (metric, label, log) in zip(axes, panels):
+        if on_axis and metric != "records_per_sec":
+            # The study's own axis: batch.size at a fixed rate (the U-shape).
+            xs = [r.x for r in on_axis]
+            ax.plot(xs, [r.published.get(metric) for r in on_axis], "o-", label="published")
+            ax.plot(xs, [r.predicted.get(metric) for r in on_axis], "s--", label="predicted")
+            ax.set_xlabel("batch.size, KiB (50k records/s)")
+        else:
+            xs = range(len(rows))
+            pub = [r.published.get(metric, math.nan) for r in rows]
+            ax.plot(xs, pub, "o-", label="published")
+            ax.plot(xs, [r.predicted.get(metric) for r in rows], "s--", label="predicted")
+            if metric == "records_per_sec" and res.tolerance:
+                lo = [p * (1 - res.tolerance) if p == p else math.nan for p in pub]
+                hi = [p * (1 + res.tolerance) if p == p else math.nan for p in pub]
+                ax.fill_between(xs, lo, hi, alpha=0.15, label=f"±{res.tolerance:.0%}")
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels([r.id for r in rows])
+            ax.set_xlabel(f"{'experiment' if res.study == 'kontur-2020' else 'run'} (see the table)")
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"{res.study}: published vs predicted (profile {res.profile})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def write_reports(results: list[StudyResult], out_dir: Path) -> list[Path]:
+    """<study>.png, <study>.md and <study>.json for each study."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for res in results:
+        png = plot(res, out_dir / f"{res.study}.png")
+        md = out_dir / f"{res.study}.md"
+        md.write_text("# Published study reproduced by `kafkasim reproduce`\n\n"
+                      + markdown([res], {res.study: png.name}))
+        js = out_dir / f"{res.study}.json"
+        js.write_text(as_json([res]) + "\n")
+        written += [png, md, js]
+    return written
