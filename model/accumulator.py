@@ -148,13 +148,14 @@ class RecordAccumulator:
     """Per-partition deques of batches, the BufferPool, and the compression-ratio estimator."""
 
     def __init__(self, partitions: int, batch_size: int, linger: float, pool: BufferPool, codec: str,
-                 compression_ratio: float, record_sizes: np.ndarray):
+                 compression_ratio: float, record_sizes: np.ndarray, repeat_ratio: float | None = None):
         self.deques: list[deque[ProducerBatch]] = [deque() for _ in range(partitions)]
         self.batch_size = batch_size
         self.linger = linger
         self.pool = pool
         self.codec = codec
         self.true_ratio = compression_ratio      # what the codec really achieves on this payload
+        self.repeat_ratio = repeat_ratio         # on records repeating the batch's first value, if they all do
         self.estimator = CompressionRatioEstimator()
         self.sizes = record_sizes                # bytes of each record inside a batch, by record id
         # All records the same size (a broadcast view is, without looking): room() is plain arithmetic.
@@ -210,6 +211,11 @@ class RecordAccumulator:
         if self.codec == "none":
             batch.size_on_wire = BATCH_HEADER_BYTES + batch.bytes
         else:
-            batch.compression_ratio = self.true_ratio
-            batch.size_on_wire = int(BATCH_HEADER_BYTES + batch.bytes * self.true_ratio)
-            self.estimator.update(self.true_ratio)
+            ratio = self.true_ratio
+            if self.repeat_ratio is not None:
+                # Every record holds the same value (perf-test before 3.0, KAFKA-12611): only the first is
+                # compressed in full, the others become back-references to it.
+                ratio = (ratio + (batch.records - 1) * self.repeat_ratio) / max(1, batch.records)
+            batch.compression_ratio = ratio
+            batch.size_on_wire = int(BATCH_HEADER_BYTES + batch.bytes * ratio)
+            self.estimator.update(ratio)

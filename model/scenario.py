@@ -80,9 +80,10 @@ FIELDS: dict[str, Field] = {
                                       "and max (0 = fixed size).", 0, 100 * 2**20),
     "workload.key_size": Field(int, 0, "Key size in bytes (0 = null keys).", 0, 2**20),
     "workload.keys": Field(int, 0, "Distinct keys, hashed to partitions with murmur2 (0 = null keys).", 0, 10**12),
-    "workload.payload": Field(("random-letters", "random-bytes", "text", "file"), "random-letters",
+    "workload.payload": Field(("random-letters", "random-bytes", "text", "file", "repeated"), "random-letters",
                               "What the records hold; sets the compression ratio. random-letters is perf-test's "
-                              "own payload."),
+                              "own payload; repeated is one random-letters value in every record, as perf-test "
+                              "--record-size sent before Kafka 3.0 (KAFKA-12611)."),
     "workload.payload_file": Field(str, "", "Sample file of record values for payload: file."),
     "workload.partition_choice": Field(("partitioner", "per-thread"), "partitioner",
                                        "partitioner: the client's partitioner; per-thread: each worker thread "

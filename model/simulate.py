@@ -38,10 +38,13 @@ def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
     return np.broadcast_to(np.int64(w.record_size), n)      # one size: a read-only view, no array to fill
 
 
-def compression_ratio(s: Scenario, codec: str) -> float:
+def compression_ratio(s: Scenario, codec: str) -> tuple[float, float | None]:
+    """The codec's ratio on a batch's first record, and on the others when they repeat it (payload: repeated)."""
     if codec == "none":
-        return 1.0
-    return s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"]
+        return 1.0, None
+    if s.workload.payload == "repeated":
+        return s.hardware[f"compression.{codec}.ratio.random-letters"], s.hardware[f"compression.{codec}.ratio.repeated"]
+    return s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"], None
 
 
 class Cluster:
@@ -112,6 +115,7 @@ def simulate(s: Scenario) -> Result:
     library = s.client.library
     kind = "per-thread" if w.partition_choice == "per-thread" else clients.partitioner_name(library, s.client.version)
     codec = p.compression_type
+    ratio, repeat_ratio = compression_ratio(s, codec)
     on_sender = clients.compresses_on_sender(library)
     # Linux doubles SO_SNDBUF for its bookkeeping; -1 leaves it to autotuning (up to ≈ 4 MiB).
     send_buffer = 2 * p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20
@@ -121,7 +125,7 @@ def simulate(s: Scenario) -> Result:
         gil = simpy.Resource(env, capacity=1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
-                                compression_ratio(s, codec), records.size)
+                                ratio, records.size, repeat_ratio)
         sender = Sender(env, acc, records, cluster.leaders, host, gil,
                         SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                     hw.seconds("sender.record_us"),
