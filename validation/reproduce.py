@@ -115,10 +115,12 @@ def prediction(result) -> dict:
     return out
 
 
-def reproduce(study: str, records: int | None = None, progress=sys.stderr,
+def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
               predict: Callable | None = None) -> StudyResult:
-    """Predict every run of `study` and judge its checks. `predict(scenario) -> Result` defaults to simulate."""
+    """Predict every run of `study` and judge its checks; progress lines go to `progress` (a file, the current
+    stderr by default, None for none). `predict(scenario) -> Result` defaults to simulate."""
     spec = load_study(study)
+    progress = sys.stderr if progress == "stderr" else progress
     predict = predict or simulate
     out = StudyResult(study, spec["title"], spec["source"], spec["profile"], " ".join(spec["calibration"].split()),
                       spec.get("latency", "avg_latency_ms"), spec.get("tolerance"))

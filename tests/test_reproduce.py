@@ -1,0 +1,176 @@
+"""The published studies, reproduced (`kafkasim reproduce`, validation/published/*.yaml): the issue's targets.
+
+Each study is predicted once per test session (module-scoped fixture, the studies' own shorter runs), then every
+trend check and the per-run throughput targets are separate tests. Where the model misses a target the test is
+xfail with what the model gives and why, so the gap stays visible and a fix shows up as XPASS.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from conftest import EXAMPLES, SEED_DATA
+from kafkasim.app.cli import main
+from kafkasim.validation import reproduce as rep
+
+SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
+
+# (study, check name) -> why the model misses it today.
+KNOWN_MISSES = {
+    ("kontur-2020", "VI → VII: a third thread hurts"):
+        "the model's VII (3 threads) is faster than VI (≈ 443k vs 426k records/s; published 377.3k vs 414.6k): in the "
+        "model the producer-wide lock and the deque lock form a two-stage pipeline, so the three threads split their "
+        "waiting over both and the deque lock rarely has two waiters",
+    ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
+        "the model's sticky partitioner keeps all three threads on one partition whatever the partition count, so "
+        "VIII–X stay at ≈ 445k records/s (published 394.9k → 397.8k → 404.0k, rising within their spread)",
+    ("vm-2core", "latency falls from 8 to 16 to 32 KiB"):
+        "the published means of the 16 and 32 KiB runs (119.7, 31.1 ms) come from their first 5-s window (153.6 and "
+        "88.8 ms: metadata wait and a cold JVM at start-up) and one stall (16 KiB, 3rd window); their steady windows "
+        "show 1.2–1.4 ms, which the model gives (1.0 ms for both); the model has no cold start and no stalls",
+    ("vm-2core", "latency rises again from 32 to 50 KiB"):
+        "the 50 KiB run's higher mean (42.0 vs 31.1 ms) comes from one stall in its 4th window (121.3 ms avg, 920 ms "
+        "max, 48.4k records/s); its steady windows show 1.2 ms as 32 KiB's do; the model has no such hiccups and "
+        "gives 0.81 ms (50 KiB) vs 1.01 ms (32 KiB)",
+    ("vm-2core", "latency over 8/16/32/50 KiB is lowest at 32 KiB"):
+        "see the two checks above: without start-up transients and stalls the model's latency keeps falling with "
+        "batch.size, lowest at 50 KiB",
+}
+
+KONTUR_MISSES = {
+    "V": "the model's send() costs 3.6 us with one thread whatever the partitions (the profile took IV's 3.6 us, "
+         "which includes waiting for buffer memory); the talk states 2.4 us for V, so the model gives 271k records/s "
+         "(−21 %)",
+    "VII": "443k records/s (+17 %): see the VI → VII check",
+    "XV": "418k records/s (−24 %): the profile's linear contention cost per waiter on the producer-wide lock "
+          "(0.15 us) overstates nine threads (21 us in send(), published 15.2 us)",
+}
+
+
+@pytest.fixture(scope="module")
+def reproduced():
+    """One prediction per run per study, shared by every test in this file."""
+    cache: dict[str, rep.StudyResult] = {}
+
+    def get(study: str) -> rep.StudyResult:
+        if study not in cache:
+            cache[study] = rep.reproduce(study, progress=None)
+        return cache[study]
+    return get
+
+
+def _check_params():
+    for study, spec in SPECS.items():
+        for check in spec.get("checks", []):
+            reason = KNOWN_MISSES.get((study, check["name"]))
+            marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+            yield pytest.param(study, check["name"], marks=marks, id=f"{study}: {check['name']}")
+
+
+@pytest.mark.parametrize("study,name", list(_check_params()))
+def test_trend_check(reproduced, study, name):
+    check = next(c for c in reproduced(study).checks if c.name == name)
+    assert check.passed, check.detail
+
+
+def _kontur_params():
+    for run in SPECS["kontur-2020"]["runs"]:
+        reason = KONTUR_MISSES.get(run["id"])
+        marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+        yield pytest.param(run["id"], marks=marks, id=run["id"])
+
+
+@pytest.mark.parametrize("run", list(_kontur_params()))
+def test_kontur_throughput_within_15_percent(reproduced, run):
+    row = reproduced("kontur-2020").row(run)
+    assert abs(row.error()) <= 0.15, f"{run}: {row.predicted['records_per_sec']:.0f} vs " \
+                                     f"{row.published['records_per_sec']:.0f} records/s ({row.error():+.1%})"
+
+
+@pytest.mark.parametrize("study,run", [("vm-2core", "03"), ("localhost", "1"), ("kontur-2020", "I")])
+def test_calibration_runs_stay_calibrated(reproduced, study, run):
+    """The runs a profile was set from must stay within 10 %: a model change that moves them needs a new profile."""
+    row = reproduced(study).row(run)
+    assert row.role == "calibration"
+    assert abs(row.error()) <= 0.10, f"{study} {run}: {row.error():+.1%}"
+
+
+def test_calibration_runs_are_marked(reproduced):
+    """The rows a profile drew on are labelled, so nobody reads them as independent predictions."""
+    roles = {r.id: r.role for r in reproduced("localhost").rows}
+    assert roles == {"1": "calibration", "2": "prediction", "3": "prediction"}
+
+
+# --- the study files themselves -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("study", rep.STUDIES)
+def test_every_run_has_its_example_with_the_published_figure(study):
+    """Each run's example exists and quotes the throughput the study file holds (two transcriptions agree)."""
+    for run in SPECS[study]["runs"]:
+        text = (EXAMPLES / run["example"]).read_text()
+        published = run["published"]["records_per_sec"]
+        assert str(published) in text.replace(",", ""), (run["example"], published)
+
+
+SEED_FILES = {"kontur-2020": "kontur-2020-producer-bottlenecks.yaml", "vm-2core": "vm-2core-batch-size.yaml",
+              "localhost": "localhost-throughput-config.yaml"}
+
+
+@pytest.mark.skipif(not SEED_DATA.is_dir(), reason="the shared seed data is not on this machine")
+@pytest.mark.parametrize("study", rep.STUDIES)
+def test_published_figures_match_the_seed_data(study):
+    """validation/published copies the seed data's throughput figures exactly (and all of them)."""
+    seed = yaml.safe_load((SEED_DATA / SEED_FILES[study]).read_text())
+    if study == "kontur-2020":
+        seeded = [e["throughput_rps"][0] for e in seed["experiments"]]
+    else:
+        seeded = [r["result"][0] for r in seed["runs"]]
+    ours = [r["published"]["records_per_sec"] for r in SPECS[study]["runs"]]
+    assert sorted(ours) == sorted(seeded)
+
+
+# --- the checks can fail --------------------------------------------------------------------------------------------
+
+def _fake(rows: dict[str, tuple[float, float]]) -> rep.StudyResult:
+    res = rep.StudyResult("fake", "", "", "", "", "avg_latency_ms", 0.15)
+    for rid, (pub, pred) in rows.items():
+        res.rows.append(rep.Row(rid, rid, "prediction", {"records_per_sec": pub, "avg_latency_ms": pub},
+                                {"records_per_sec": pred, "avg_latency_ms": pred, "verdict": "worker threads"},
+                                100.0, "worker threads"))
+    return res
+
+
+def test_order_check_fails_when_the_prediction_turns_the_other_way():
+    res = _fake({"a": (10, 10), "b": (5, 5), "c": (8, 4)})
+    assert rep.judge(res, {"name": "n", "kind": "order", "metric": "records_per_sec", "runs": ["a", "b"]}).passed
+    assert not rep.judge(res, {"name": "n", "kind": "order", "metric": "records_per_sec",
+                               "runs": ["a", "b", "c"]}).passed
+
+
+def test_argmin_and_target_checks_can_fail():
+    res = _fake({"a": (3, 1), "b": (1, 2)})
+    assert not rep.judge(res, {"name": "n", "kind": "argmin", "metric": "avg_latency_ms", "runs": ["a", "b"]}).passed
+    assert not rep.judge(res, {"name": "n", "kind": "meets_target", "run": "b"}).passed      # 2 of 100
+    assert rep.judge(res, {"name": "n", "kind": "short_of_target", "run": "b", "fraction": 0.5}).passed
+    assert not rep.judge(res, {"name": "n", "kind": "within", "run": "b", "fraction": 0.2}).passed   # +100 %
+    assert res.within_tolerance(res.row("a")) is False and math.isclose(res.row("a").error(), -2 / 3)
+
+
+# --- the command ----------------------------------------------------------------------------------------------------
+
+def test_unknown_study_is_one_line_and_exit_2(capsys):
+    assert main(["reproduce", "kontur"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "'kontur'" in err and "kontur-2020, vm-2core, localhost" in err
+
+
+def test_reproduce_command_writes_table_json_and_plot(tmp_path, capsys):
+    assert main(["reproduce", "localhost", "--records", "3000", "--format", "markdown", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "| 3 | 100 KB, linger 10, acks=1 |" in out.out and "trend check" in out.out
+    assert "predicting 2 (2/3, 3000 records)" in out.err
+    for suffix in ("png", "md", "json"):
+        assert (tmp_path / f"localhost.{suffix}").stat().st_size > 0
+    assert (tmp_path / "localhost.png").read_bytes()[:4] == b"\x89PNG"
