@@ -117,13 +117,23 @@ class ContendedLock:
         """Hold the lock for `records` appends; on_acquire(start, seconds_per_record) runs once it is held."""
         start = self.env.now
         with self.lock.request() as request:
+            request.asked_at = start
             yield request
             self.wait_seconds += self.env.now - start
             per_record = self.hold + self.contention * len(self.lock.queue)
             if on_acquire is not None:
                 on_acquire(self.env.now, per_record)
-            self.held_seconds += records * per_record
-            yield self.env.timeout(records * per_record)
+            held = records * per_record
+            yield self.env.timeout(held)
+            if self.contention:
+                # Java locks per record: a thread that starts waiting during this chunk slows each record after
+                # it arrived, not only the ones after the next acquisition (else chunks hide contention).
+                end, begun = self.env.now, self.env.now - held
+                late = sum(end - max(begun, r.asked_at) for r in self.lock.queue if r.asked_at > begun)
+                if late > 0:
+                    held += self.contention * late / per_record
+                    yield self.env.timeout(self.contention * late / per_record)
+            self.held_seconds += held
 
 
 class Pipe:

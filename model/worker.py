@@ -22,7 +22,7 @@ from kafkasim.model.host import ContendedLock, Host
 from kafkasim.model.partitioner import Partitioner
 from kafkasim.model.records import Records
 
-SHARED_CHUNK = 32         # with several threads: small chunks, so threads meet on the same sticky partition and
+SHARED_CHUNK = 8          # with several threads: small chunks, so threads meet on the same sticky partition and
                           # its lock at close to Java's per-record granularity
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
 
