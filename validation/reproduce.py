@@ -286,6 +286,9 @@ def plot(res: StudyResult, path: Path) -> Path:
             pub = [r.published.get(metric, math.nan) for r in rows]
             ax.plot(xs, pub, "o-", label="published")
             ax.plot(xs, [r.predicted.get(metric) for r in rows], "s--", label="predicted")
+            calibration = [(i, p) for i, (r, p) in enumerate(zip(rows, pub)) if r.role == "calibration"]
+            if calibration:
+                ax.plot(*zip(*calibration), "o", mfc="none", mec="k", ms=12, label="profile drew on it")
             if metric == "records_per_sec" and res.tolerance:
                 lo = [p * (1 - res.tolerance) if p == p else math.nan for p in pub]
                 hi = [p * (1 + res.tolerance) if p == p else math.nan for p in pub]
