@@ -149,11 +149,9 @@ def judge(res: StudyResult, check: dict) -> Check:
     kind, name = check["kind"], check["name"]
     if kind == "order":
         metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
-        ok, parts = True, []
-        for a, b in zip(rows, rows[1:]):
-            pub = math.copysign(1, b.published[metric] - a.published[metric])
-            pred = b.predicted[metric] - a.predicted[metric]
-            ok &= pred * pub > 0
+        # Each step must go the published way (a published tie counts as a rise).
+        way = lambda a, b: math.copysign(1, b.published[metric] - a.published[metric])
+        ok = all((b.predicted[metric] - a.predicted[metric]) * way(a, b) > 0 for a, b in zip(rows, rows[1:]))
         parts = [f"{r.id} {_fmt(r.predicted[metric])}" for r in rows]
         pub_parts = [f"{_fmt(r.published[metric])}" for r in rows]
         return Check(name, kind, ok, f"{metric} predicted {' → '.join(parts)} (published {' → '.join(pub_parts)})")
@@ -161,9 +159,9 @@ def judge(res: StudyResult, check: dict) -> Check:
         metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
         pub = min(rows, key=lambda r: r.published[metric])
         pred = min(rows, key=lambda r: r.predicted[metric])
+        values = ", ".join(f"{r.id} {_fmt(r.predicted[metric])}" for r in rows)
         return Check(name, kind, pub.id == pred.id,
-                     f"lowest {metric} predicted at {pred.id} ({', '.join(f'{r.id} {_fmt(r.predicted[metric])}' for r in rows)}); "
-                     f"published at {pub.id}")
+                     f"lowest {metric} predicted at {pred.id} ({values}); published at {pub.id}")
     row = res.row(str(check["run"]))
     rate = row.predicted["records_per_sec"]
     if kind == "verdict":
