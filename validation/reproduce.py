@@ -142,7 +142,7 @@ def _fmt(v: float | None) -> str:
         return "–"
     if abs(v) >= 1000:
         return f"{v:,.0f}"
-    return f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+    return f"{v:#.3g}" if abs(v) < 10 else f"{v:.1f}"
 
 
 def judge(res: StudyResult, check: dict) -> Check:
