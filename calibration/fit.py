@@ -26,6 +26,7 @@ WEIGHTS = {"records_per_sec": 1.0, "request-latency-avg": 0.7, "records-per-requ
 THROTTLED_WEIGHTS = {"p50_ms": 0.3, "p99_ms": 0.3, "request-latency-avg": 0.7}
 
 MAX_SIGMA = 2.0
+STEP = 0.05      # e-folds each parameter moves for its finite difference (×1.05)
 
 # A weak prior keeps parameters the runs cannot pin down near the base profile's (physically set) values: one
 # e-fold away costs as much as missing one figure by 10 %. It also keeps the fit well conditioned.
@@ -147,11 +148,20 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
             best.update(cost=cost, x=np.array(x), by_config=by_config)
         print(f"  evaluation {count[0]:3d}: cost {cost:.4f}  ({time.time() - started:.0f} s)", file=progress,
               flush=True)
+        last.update(x=np.array(x), f=np.asarray(out))
         return np.asarray(out)
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        """Forward differences of STEP e-folds. (scipy's own would step 1.5e-8 where x = 0, i.e. at the start,
+        and the simulation does not move for that: the first Jacobian came out as noise.)"""
+        f0 = last["f"] if "x" in last and np.array_equal(last["x"], x) else fun(x)
+        columns = [(fun(x + STEP * unit) - f0) / STEP for unit in np.eye(len(x))]
+        last.update(x=np.array(x), f=f0)
+        return np.column_stack(columns)
 
     print(f"fitting {', '.join(parameters)} to {len(observations)} configurations ({library})", file=progress)
     try:
-        solution = least_squares(fun, x0, bounds=(x0 - 7.0, x0 + 7.0), diff_step=0.05, x_scale=1.0,
+        solution = least_squares(fun, x0, jac=jacobian, bounds=(x0 - 7.0, x0 + 7.0), x_scale=1.0,
                                  loss=LOSS, f_scale=F_SCALE)
         x, jac, residuals, cost = solution.x, solution.jac, solution.fun, float(solution.cost)
     except _Budget:
@@ -161,8 +171,7 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
         x, cost = best["x"], best["cost"]
         residuals = fun(x)
         best["by_config"] = last["by_config"]
-        step = 0.05
-        jac = np.column_stack([(fun(x + step * np.eye(len(x))[i]) - residuals) / step for i in range(len(x))])
+        jac = jacobian(x)
     dof = max(1, len(residuals) - len(parameters))
     s2 = 2.0 * cost / dof
     cov = np.linalg.pinv(jac.T @ jac) * s2
