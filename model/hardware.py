@@ -50,6 +50,9 @@ def _fields() -> dict[str, Field]:
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),
         "sender.batch_us": _f(float, 5.0, "Sender CPU per batch drained and completed.", 0, 10**7),
+        "sender.connect_ms": _f(float, 0.0, "How long a freshly started producer takes from its first batch for a "
+                                "broker to its first request there, beyond 2 round trips (TCP, ApiVersions): "
+                                "connecting and the cold first request path. 0 = connections already up.", 0, 10**6),
         "sender.record_us": _f(float, 0.1, "Sender CPU per record completed (the user callback).", 0, 10**6),
         # broker
         "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),

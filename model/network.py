@@ -38,7 +38,7 @@ class Connection:
     """
 
     def __init__(self, env: simpy.Environment, index: int, broker, out_pipes: list[Pipe], back_pipes: list[Pipe],
-                 one_way: float, max_in_flight: int, send_buffer: int, sender):
+                 one_way: float, max_in_flight: int, send_buffer: int, sender, connect: float = 0.0):
         self.env = env
         self.index = index
         self.broker = broker
@@ -58,16 +58,25 @@ class Connection:
         self.broker_idle_from = 0.0            # ... and its loop would next be free then
         self.unmuted_at = 0.0                  # ... once the last response has left the broker
         self.window_full_seconds = 0.0         # time spent with max.in.flight requests outstanding
+        self.connect = connect                 # > 0: not connected yet; the first batch for this broker opens it
+        self.ready_at = 0.0                    # ... and requests may go from then
         self._full_since = np.nan
 
     def can_send_more(self, now: float) -> bool:
         """InFlightRequests.canSendMore: nothing in flight, or the newest fully written and room for one more."""
+        if self.ready_at > now:
+            return False
+        if self.connect:     # NetworkClient.ready initiates the connection; requests go once it is up
+            self.ready_at, self.connect = now + self.connect, 0.0
+            return False
         if not self.in_flight:
             return True
         return self.in_flight[-1].written <= now and len(self.in_flight) < self.max_in_flight
 
     def writable_at(self) -> float:
-        """When can_send_more may next turn true by itself (the newest request finishing its write)."""
+        """When can_send_more may next turn true by itself (connected, or the newest request finishing its write)."""
+        if self.ready_at > self.env.now:
+            return self.ready_at
         if self.in_flight and len(self.in_flight) < self.max_in_flight:
             return self.in_flight[-1].written
         return np.inf

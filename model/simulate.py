@@ -119,6 +119,7 @@ def simulate(s: Scenario) -> Result:
     on_sender = clients.compresses_on_sender(library)
     # Linux doubles SO_SNDBUF for its bookkeeping; -1 leaves it to autotuning (up to ≈ 4 MiB).
     send_buffer = 2 * p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20
+    connect = hw.seconds("sender.connect_ms") + 4 * one_way if hw["sender.connect_ms"] > 0 else 0.0
     producers = []
     for k in range(s.producers):
         host = shared or Host(env, f"client-{k}", hw["client_cores"])
@@ -142,7 +143,7 @@ def simulate(s: Scenario) -> Result:
             out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]
             back = [cluster.nic_out[b]] + (link_cap[1:] if link_cap else []) + [nic_in]
             conn = Connection(env, k * len(cluster.brokers) + b, broker, out, back, one_way, p.max_in_flight,
-                              send_buffer, sender)
+                              send_buffer, sender, connect)
             sender.connections[b] = conn
             broker.serve(conn, p.acks)
         costs = WorkerCosts(

@@ -250,3 +250,18 @@ def test_broker_hand_offs_add_their_latency_to_each_request(acks):
         assert b.timing["RequestQueueTimeMs"] - a.timing["RequestQueueTimeMs"] == pytest.approx(0.5, abs=1e-9)
     busy = lambda c: [(b.network_busy, b.io_busy, b.host.busy_seconds) for b in c.cluster.brokers]
     assert busy(slow) == busy(base)
+
+
+def test_first_request_waits_for_the_connection():
+    """A fresh producer connects to a broker when its first batch for it is ready: 50 ms (+ TCP and ApiVersions,
+    2 round trips of 1 ms) later the first request leaves, carrying what piled up meanwhile; then requests flow."""
+    c = capture(scenario(PLAIN, **{"workload.records": 400, "workload.throughput": 1000, "producer.linger.ms": 0,
+                                   "hardware.sender.connect_ms": 50, "hardware.rtt_ms": 1.0}))
+    first = c.requests[0]
+    assert first.created == pytest.approx(0.052, abs=1e-5)          # the first record is appended µs after 0
+    assert first.records == (16384 - BATCH_HEADER_BYTES) // RECORD   # a full batch: the pile-up ...
+    burst = [r for r in c.requests if r.created < first.created + 0.005]
+    assert sum(r.records for r in burst) >= 50                       # ... of ≈ 52 records leaves at once
+    plain = capture(scenario(PLAIN, **{"workload.records": 400, "workload.throughput": 1000, "producer.linger.ms": 0,
+                                       "hardware.rtt_ms": 1.0}))
+    assert plain.requests[0].created < 0.001
