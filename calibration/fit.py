@@ -74,7 +74,7 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int)
     flat.update({"hardware." + k: v for k, v in params.items()})
     flat["workload.records"] = min(int(flat.get("workload.records", max_records)), max_records)
     flat["workload.warmup_records"] = 0
-    if float(flat.get("network.rtt_ms", 0)) or float(flat.get("network.bandwidth_mbit", 0)):
+    if obs.emulated:
         flat["network.proxy"] = True      # how `kafkasim measure` emulates network conditions (toxiproxy)
     return from_flat(flat)
 
@@ -141,15 +141,15 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
             by_config[obs.config_id] = res
             out.extend(res.values())
         out.extend(PRIOR_WEIGHT * x)      # the weak prior: each parameter's e-folds away from the base profile
+        f = np.asarray(out)
         count[0] += 1
-        cost = robust_cost(np.asarray(out))
-        last.update(by_config=by_config)
+        cost = robust_cost(f)
+        last.update(by_config=by_config, x=np.array(x), f=f)
         if cost < best["cost"]:
             best.update(cost=cost, x=np.array(x), by_config=by_config)
         print(f"  evaluation {count[0]:3d}: cost {cost:.4f}  ({time.time() - started:.0f} s)", file=progress,
               flush=True)
-        last.update(x=np.array(x), f=np.asarray(out))
-        return np.asarray(out)
+        return f.copy()               # (least_squares scales its copy in place under a robust loss)
 
     def jacobian(x: np.ndarray) -> np.ndarray:
         """Forward differences of STEP e-folds. (scipy's own would step 1.5e-8 where x = 0, i.e. at the start,

@@ -37,6 +37,12 @@ class Observation:
     def throttled(self) -> bool:
         return float(self.scenario.get("workload.throughput", -1)) > 0
 
+    @property
+    def emulated(self) -> bool:
+        """Measured through `kafkasim measure`'s network emulation (added RTT or a bandwidth cap, via toxiproxy)."""
+        sc = self.scenario
+        return bool(float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0)))
+
 
 def _value(run: dict, where: tuple[str, str]):
     section, key = where

@@ -83,7 +83,7 @@ def setup(obs: Observation) -> str:
     sc = obs.scenario
     if int(sc.get("cluster.brokers", 1)) > 1:
         return "3 brokers on the same 2 cores"
-    if float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0)):
+    if obs.emulated:
         return "emulated network (proxy)"
     return "1 broker, loopback"
 
