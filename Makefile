@@ -34,9 +34,9 @@ bench: $(STAMP)
 # kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 6 min).
 fidelity: $(STAMP)
 	$(BIN)/kafkasim validate --client java --base-profile validation/profiles/local-2core-start.yaml \
-	    --profile model/profiles/local-2core.yaml --max-records 25000 --max-evaluations 80
+	    --profile model/profiles/local-2core.yaml --max-evaluations 80
 	$(BIN)/kafkasim validate --client kafka-python --base-profile model/profiles/local-2core.yaml \
-	    --profile model/profiles/local-2core.yaml --max-records 20000 --max-evaluations 40
+	    --profile model/profiles/local-2core.yaml --max-evaluations 40
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -93,7 +93,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                 raise ValueError(f"no {args.client} runs with role {args.role!r} in {args.runs} "
                                  f"(--role all to use every run)")
             base, source = args.base_profile or "local-2core", args.runs
-        result = fit(observations, base, parameters, args.max_records, args.max_evaluations)
+        result = fit(observations, base, parameters, args.max_records, args.max_evaluations, jobs=args.jobs)
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     name = args.name or os.path.basename(args.output).removesuffix(".yaml")
@@ -108,7 +108,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     try:
         summary = validate(args.runs, args.matrix, args.client, args.base_profile, args.out_dir, args.profile,
-                           args.max_records, args.max_evaluations)
+                           args.max_records, args.max_evaluations, jobs=args.jobs)
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     print(f"report: {summary['report']}\nprofile: {summary['profile']}")
@@ -155,7 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "--snapshot the scenario's own)")
     calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
     calibrate.add_argument("--name", help="profile name (default: the output file's name)")
-    calibrate.add_argument("--max-records", type=int, default=50_000, help="records simulated per run")
+    calibrate.add_argument("--max-records", type=int,
+                          help="simulate each run with as many records as it measured, up to this many "
+                               "(default 1,000,000)")
+    calibrate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
     calibrate.add_argument("--max-evaluations", type=int, default=60)
     calibrate.set_defaults(func=cmd_calibrate)
     validate = sub.add_parser("validate", help="fit on calibration runs, predict held-out runs, write a report")
@@ -166,7 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--base-profile", default="local-2core", help="profile to start the fit from")
     validate.add_argument("--out-dir", default="validation/reports", help="where the report and plots go")
     validate.add_argument("--profile", help="where to write the fitted profile (default: beside the report)")
-    validate.add_argument("--max-records", type=int, default=50_000, help="records simulated per run")
+    validate.add_argument("--max-records", type=int,
+                          help="simulate each run with as many records as it measured, up to this many "
+                               "(default 1,000,000)")
+    validate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
     validate.add_argument("--max-evaluations", type=int, default=60)
     validate.set_defaults(func=cmd_validate)
     from kafkasim.app.app_command import add_app_command

@@ -8,8 +8,12 @@ the parameters do. Parameter uncertainty comes from the Jacobian at the solution
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +30,8 @@ WEIGHTS = {"records_per_sec": 1.0, "request-latency-avg": 0.7, "records-per-requ
 THROTTLED_WEIGHTS = {"p50_ms": 0.3, "p99_ms": 0.3, "request-latency-avg": 0.7}
 
 MAX_SIGMA = 2.0
+MAX_RECORDS = 1_000_000   # runs measured with more are simulated with this many (a cap on the fit's time;
+                          # app/cli.py's --max-records help states it)
 STEP = 0.05      # e-folds each parameter moves for its finite difference (×1.05)
 
 # A weak prior keeps parameters the runs cannot pin down near the base profile's (physically set) values: one
@@ -39,7 +45,7 @@ LOSS, F_SCALE = "soft_l1", 0.25
 DEFAULT_PARAMETERS = {
     "java": ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us", "broker.byte_ns",
              "broker.handoff_us", "broker.fetch_us", "proxy_ms", "worker.first_send_ms",
-             "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
+             "jvm.jit_cpu_ms", "compression.lz4.byte_ns", "compression.gzip.byte_ns"],
     "kafka-python": ["worker.record_us", "sender.request_us", "sender.record_us", "worker.first_send_ms"],
 }
 
@@ -67,16 +73,34 @@ class Fit:
     fixed: dict = field(default_factory=dict)   # values set directly from the data (compression ratios)
 
 
-def scenario_for(obs: Observation, profile: str, params: dict, max_records: int):
-    """The measured configuration on the profile being fitted, with the parameters under trial."""
+def scenario_for(obs: Observation, profile: str, params: dict, max_records: int | None = None):
+    """The measured configuration on the profile being fitted, with the parameters under trial: as many records
+    as were measured (a short run is mostly a cold start), or at most max_records."""
     flat = {k: v for k, v in obs.scenario.items() if not k.startswith("hardware.")}
     flat["hardware.profile"] = profile
     flat.update({"hardware." + k: v for k, v in params.items()})
-    flat["workload.records"] = min(int(flat.get("workload.records", max_records)), max_records)
+    cap = max_records or MAX_RECORDS
+    flat["workload.records"] = min(int(flat.get("workload.records", cap)), cap)
     flat["workload.warmup_records"] = 0
     if obs.emulated:
         flat["network.proxy"] = True      # how `kafkasim measure` emulates network conditions (toxiproxy)
     return from_flat(flat)
+
+
+def _predict(scenario) -> dict:
+    return predicted(simulate(scenario))
+
+
+@contextmanager
+def simulator(jobs: int | None = None):
+    """A map(scenarios) -> predicted figures that runs the simulations on `jobs` processes (default: one per
+    core): the configurations are independent, and each run is seeded, so the figures do not depend on it."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        yield lambda scenarios: [_predict(s) for s in scenarios]
+        return
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield lambda scenarios: list(pool.map(_predict, scenarios))
 
 
 def predicted(result) -> dict:
@@ -109,7 +133,8 @@ def compression_ratios(observations: list[Observation]) -> dict:
 
 
 def fit(observations: list[Observation], base_profile: str, parameters: list[str] | None = None,
-        max_records: int = 50_000, max_evaluations: int = 60, progress=sys.stderr) -> Fit:
+        max_records: int | None = None, max_evaluations: int = 60, progress=sys.stderr,
+        jobs: int | None = None) -> Fit:
     if not observations:
         raise ValueError("no runs to fit: check the run store and --select")
     library = observations[0].library
@@ -135,9 +160,9 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
             raise _Budget()
         params = {**fixed, **dict(zip(parameters, start * np.exp(x)))}
         out, by_config = [], {}
-        for obs in observations:
-            result = simulate(scenario_for(obs, base_profile, params, max_records))
-            res = residuals_of(obs, predicted(result))
+        preds = run([scenario_for(obs, base_profile, params, max_records) for obs in observations])
+        for obs, pred in zip(observations, preds):
+            res = residuals_of(obs, pred)
             by_config[obs.config_id] = res
             out.extend(res.values())
         out.extend(PRIOR_WEIGHT * x)      # the weak prior: each parameter's e-folds away from the base profile
@@ -160,18 +185,19 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
         return np.column_stack(columns)
 
     print(f"fitting {', '.join(parameters)} to {len(observations)} configurations ({library})", file=progress)
-    try:
-        solution = least_squares(fun, x0, jac=jacobian, bounds=(x0 - 7.0, x0 + 7.0), x_scale=1.0,
-                                 loss=LOSS, f_scale=F_SCALE)
-        x, jac, residuals, cost = solution.x, solution.jac, solution.fun, float(solution.cost)
-    except _Budget:
-        # Out of evaluations: keep the best point seen; its Jacobian by forward differences for the uncertainty.
-        print(f"  evaluation budget ({max_evaluations}) spent: keeping the best point", file=progress)
-        limit[0] = count[0] + len(parameters) + 1   # the evaluations the Jacobian needs
-        x, cost = best["x"], best["cost"]
-        residuals = fun(x)
-        best["by_config"] = last["by_config"]
-        jac = jacobian(x)
+    with simulator(jobs) as run:
+        try:
+            solution = least_squares(fun, x0, jac=jacobian, bounds=(x0 - 7.0, x0 + 7.0), x_scale=1.0,
+                                     loss=LOSS, f_scale=F_SCALE)
+            x, jac, residuals, cost = solution.x, solution.jac, solution.fun, float(solution.cost)
+        except _Budget:
+            # Out of evaluations: keep the best point seen; its Jacobian by forward differences for the uncertainty.
+            print(f"  evaluation budget ({max_evaluations}) spent: keeping the best point", file=progress)
+            limit[0] = count[0] + len(parameters) + 1   # the evaluations the Jacobian needs
+            x, cost = best["x"], best["cost"]
+            residuals = fun(x)
+            best["by_config"] = last["by_config"]
+            jac = jacobian(x)
     dof = max(1, len(residuals) - len(parameters))
     s2 = 2.0 * cost / dof
     cov = np.linalg.pinv(jac.T @ jac) * s2

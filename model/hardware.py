@@ -46,6 +46,12 @@ def _fields() -> dict[str, Field]:
                                    "in waitOnMetadata (class loading, connecting, fetching the topic's metadata) "
                                    "beyond its 3 network round trips; perf-test counts it in its elapsed time. "
                                    "0 = a warm producer.", 0, 10**6),
+        # the producer's JVM (Java clients only)
+        "jvm.jit_cpu_ms": _f(float, 0.0, "CPU a freshly started producer JVM's JIT compilers (C1 and C2) spend "
+                             "in its first seconds, competing for the client host's cores. 0 = a warm JVM.",
+                             0, 10**7),
+        "jvm.cold_factor": _f(float, 1.0, "How many times its warm CPU cost the producer's Java code takes before "
+                              "the JIT has compiled it (falling to 1 as jvm.jit_cpu_ms is spent).", 1, 100),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),

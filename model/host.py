@@ -21,6 +21,7 @@ class Host:
         self.name = name
         self.cores = cores
         self.threads = 0              # threads that run work here, counted while the run is wired
+        self.passing = 0              # threads busy only for a while (JIT compilers): they contend, not crowd
         self.cpu: simpy.Resource | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
@@ -30,9 +31,12 @@ class Host:
         """Threads per core when the host is short of cores, else 1: how much longer a thread waits to be woken."""
         return self.threads / self.cores if 0 < self.cores < self.threads else 1.0
 
-    def add_threads(self, n: int) -> None:
-        self.threads += n
-        if 0 < self.cores < self.threads and self.cpu is None:
+    def add_threads(self, n: int, passing: bool = False) -> None:
+        if passing:
+            self.passing += n
+        else:
+            self.threads += n
+        if 0 < self.cores < self.threads + self.passing and self.cpu is None:
             self.cpu = simpy.Resource(self.env, capacity=self.cores)
 
     def acquire(self, gil: simpy.Resource | None = None) -> Generator:

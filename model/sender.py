@@ -35,7 +35,7 @@ class SenderCosts:
 class Sender:
     def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
                  leaders: list[int], host: Host, gil: simpy.Resource | None, costs: SenderCosts, acks: str,
-                 max_request_size: int, mute: bool, delivery_timeout: float):
+                 max_request_size: int, mute: bool, delivery_timeout: float, jit=None):
         self.env = env
         self.acc = accumulator
         self.records = records
@@ -48,6 +48,7 @@ class Sender:
         self.host = host
         self.gil = gil
         self.costs = costs
+        self.jit = jit                                 # a cold JVM's JitCompiler: its code costs more until compiled
         self.acks = acks
         self.max_request_size = max_request_size
         self.mute = mute
@@ -142,7 +143,8 @@ class Sender:
                     nbatches += len(batches)
                     for batch in batches:
                         nbytes += batch.bytes
-                busy += costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
+                work = costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
+                busy += work if self.jit is None else work * self.jit.factor()
                 yield from self._work(busy)       # handle responses and build the requests, then write them
                 for conn, batches in drained:
                     self._send(conn, batches, now)
@@ -253,17 +255,21 @@ class Sender:
             nbatches += len(request.batches)
             nrecords += request.records
         start = self.env.now
+        per_batch, per_record = self.costs.batch, self.costs.record
+        if self.jit is not None:
+            slow = self.jit.factor()
+            per_batch, per_record = per_batch * slow, per_record * slow
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
-        first = start + self.costs.batch * nbatches + self.costs.record
+        first = start + per_batch * nbatches + per_record
         for request in responses:
             request.completed = start
             for batch in request.batches:
-                self.records.complete_segments(batch.segments, first, self.costs.record)
-                first += self.costs.record * batch.records
+                self.records.complete_segments(batch.segments, first, per_record)
+                first += per_record * batch.records
                 # Memory and muted partitions are released as the responses are handled (a few us early).
                 self.acc.pool.deallocate(batch.allocated)
                 self.acc.muted.discard(batch.partition)
-        return self.costs.batch * nbatches + self.costs.record * nrecords
+        return per_batch * nbatches + per_record * nrecords
 
     def _expire(self, partition: int, now: float) -> None:
         """Batches older than delivery.timeout.ms fail with TimeoutException (their records count as errors)."""

@@ -18,6 +18,7 @@ from kafkasim.model.accumulator import RecordAccumulator, record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.buffer_pool import BufferPool
 from kafkasim.model.host import ContendedLock, Host, Pipe
+from kafkasim.model.jit import JitCompiler
 from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import make_partitioner
 from kafkasim.model.records import Records
@@ -127,13 +128,15 @@ def simulate(s: Scenario) -> Result:
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
                                 ratio, records.size, repeat_ratio)
+        jit = (JitCompiler(env, host, hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"])
+               if library == "java" and hw["jvm.jit_cpu_ms"] > 0 else None)
         sender = Sender(env, acc, records, cluster.leaders, host, gil,
                         SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                     hw.seconds("sender.record_us"),
                                     hw.seconds(f"compression.{codec}.byte_ns") if on_sender and codec != "none" else 0.0),
                         p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
                                                                              p.max_in_flight),
-                        p.delivery_timeout_ms / 1000.0)
+                        p.delivery_timeout_ms / 1000.0, jit)
         pool.on_exhausted = sender.wakeup
         nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
         nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
@@ -177,7 +180,7 @@ def simulate(s: Scenario) -> Result:
                                         throttle_release_times(count, rate),
                                         records, acc, partitioner, sender, host, gil, costs, partition_locks,
                                         metadata_lock, w.seconds if w.seconds > 0 else np.inf,
-                                        s.max_chunk))
+                                        s.max_chunk, jit))
         producers.append((acc, sender, workers, host))
 
     stop_workers = env.all_of([wk.process for _, _, wks, _ in producers for wk in wks])

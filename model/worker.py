@@ -58,7 +58,7 @@ class WorkerThread:
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: simpy.Resource | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
-                 stop_at: float, max_chunk: int):
+                 stop_at: float, max_chunk: int, jit=None):
         self.env = env
         self.name = name
         self.first_id = first_id
@@ -71,6 +71,7 @@ class WorkerThread:
         self.host = host
         self.gil = gil
         self.costs = costs
+        self.jit = jit                # a cold JVM's JitCompiler: its code costs more until compiled
         self.partition_locks = partition_locks      # None: a single thread, nothing to contend with
         self.metadata_lock = metadata_lock
         self.stop_at = stop_at
@@ -89,6 +90,8 @@ class WorkerThread:
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
             self.cost += costs.lock
             self.cost += costs.metadata_lock
+        # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
+        self.native = values * costs.compress_byte if jit is not None else None
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
         if gil is not None:           # CPython switches threads every 5 ms: no chunk holds the GIL longer
             mean = np.full(count, self.cost[0]).mean() if fixed and count else self.cost.mean()
@@ -167,7 +170,15 @@ class WorkerThread:
         if self.acc.open_batch(partition) is not None:     # another thread made one meanwhile
             self.acc.pool.deallocate(allocated)
         else:
-            self.acc.new_batch(partition, allocated)
+            self._start_batch(partition, allocated)
+
+    def _start_batch(self, partition: int, allocated: int) -> ProducerBatch:
+        batch = self.acc.new_batch(partition, allocated)
+        if len(self.acc.deques[partition]) > 1:
+            # The batch ahead is sendable now (RecordAccumulator.ready): a sleeping Sender's last "nothing ready"
+            # no longer holds, so a response must wake it rather than be completed asleep.
+            self.sender.idle = False
+        return batch
 
     def _fit(self, parts, n: int, sizes: np.ndarray | None) -> tuple[int, ProducerBatch | None]:
         """How many of the n records fit in their partitions' open batches, and the batch the next record would
@@ -199,10 +210,17 @@ class WorkerThread:
 
     def _chunk_cost(self, i: int, k: int) -> float:
         if self.cost_of_length is None:
-            return float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
-        cost = self.cost_of_length.get(k)
-        if cost is None:
-            cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
+            cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
+        else:
+            cost = self.cost_of_length.get(k)
+            if cost is None:
+                cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
+        if self.jit is not None:
+            slower = self.jit.factor() - 1.0
+            if slower:
+                native = k * float(self.native[0]) if self.cost_of_length is not None else \
+                    float(np.add.reduce(self.native[i:i + k]))
+                cost += (cost - native) * slower
         return cost
 
     def _append_alone(self, parts, i: int, k: int) -> Generator:
@@ -222,9 +240,9 @@ class WorkerThread:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
-        asked = self.env.now
-        yield from self.host.run(self._chunk_cost(i, k), self.gil)
-        self.core_wait_seconds += self.env.now - asked - self._chunk_cost(i, k)
+        asked, cost = self.env.now, self._chunk_cost(i, k)
+        yield from self.host.run(cost, self.gil)
+        self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now
         yield from self.metadata_lock.hold_for(k)
         for p, positions in partition_groups(parts):
@@ -291,7 +309,7 @@ class WorkerThread:
             # The Sender drained (or another thread filled) this partition's batch while we waited for a core
             # or a lock: Java's append would allocate a new one here; we do not block retroactively.
             self.acc.pool.force_allocate(self.acc.batch_size)
-            batch = self.acc.new_batch(p, self.acc.batch_size)
+            batch = self._start_batch(p, self.acc.batch_size)
         return batch
 
 

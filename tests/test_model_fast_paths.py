@@ -42,7 +42,8 @@ def _counting(monkeypatch, cls, name) -> list:
     {"threads": 3, "producer.compression.type": "lz4"},
     {"hardware.broker.network_request_us": 0},                      # the response leaves after the append
     {"model.max_sim_seconds": 0.0123},                              # the run stops with requests at the broker
-], ids=["plain", "rtt-mif1", "throttled-sizes", "threads-lz4", "no-network-cost", "cut-short"])
+    {"hardware.jvm.jit_cpu_ms": 30, "hardware.jvm.cold_factor": 3},     # a cold JVM
+], ids=["plain", "rtt-mif1", "throttled-sizes", "threads-lz4", "no-network-cost", "cut-short", "cold-jvm"])
 def test_broker_at_once_matches_the_event_loop(overrides, monkeypatch):
     s = scenario({**ONE_BROKER, **overrides})
     served = _counting(monkeypatch, broker.Broker, "serve_at_once")
@@ -64,7 +65,8 @@ def test_broker_at_once_matches_the_event_loop(overrides, monkeypatch):
     {"producer.buffer.memory": 100000, "network.bandwidth_mbit": 20},   # workers wait for memory
     {"producer.delivery.timeout.ms": 20, "producer.linger.ms": 0, "producer.request.timeout.ms": 10,
      "network.rtt_ms": 30},                                         # batches expire in the accumulator
-], ids=["plain", "rtt-throttled", "acks0", "acks-all-rf3", "threads-sizes", "small-memory", "expiry"])
+    {"hardware.jvm.jit_cpu_ms": 30, "hardware.jvm.cold_factor": 3, "threads": 2},   # a cold JVM
+], ids=["plain", "rtt-throttled", "acks0", "acks-all-rf3", "threads-sizes", "small-memory", "expiry", "cold-jvm"])
 def test_sender_completing_asleep_matches_waking_it(overrides, monkeypatch):
     s = scenario({**ONE_BROKER, **overrides})
     completed = _counting(monkeypatch, sender.Sender, "_complete_asleep")

@@ -265,3 +265,33 @@ def test_first_request_waits_for_the_connection():
     plain = capture(scenario(PLAIN, **{"workload.records": 400, "workload.throughput": 1000, "producer.linger.ms": 0,
                                        "hardware.rtt_ms": 1.0}))
     assert plain.requests[0].created < 0.001
+
+
+def test_a_cold_jvm_runs_its_code_slower_until_the_jit_has_compiled_it():
+    """A fresh JVM's compilers spend 20 ms of CPU (C1 6 ms and C2 14 ms, side by side on a host with cores to
+    spare); until they are done send() costs up to 3× its warm CPU, falling as compilation proceeds; afterwards
+    records leave exactly as fast as from a warm JVM, and the compilers' CPU shows on the client host."""
+    base = {**PLAIN, "workload.records": 20000, "producer.linger.ms": 0, "hardware.worker.record_us": 10.0,
+            "hardware.worker.byte_ns": 0.0}
+    warm = capture(scenario(base))
+    cold = capture(scenario(base, **{"hardware.jvm.jit_cpu_ms": 20, "hardware.jvm.cold_factor": 3}))
+    warm_start, cold_start = warm.records.send_start, cold.records.send_start
+    compiled = int(np.searchsorted(cold_start, 0.014))          # the first record sent after C2 finished
+    assert compiled < 1400                                       # fewer than the 1400 a warm worker sends by then
+    assert warm_start[compiled] < cold_start[compiled]
+    late = slice(compiled + 100, compiled + 1100)
+    assert np.diff(cold_start[late]) == pytest.approx(np.diff(warm_start[late]), rel=1e-9)
+    host = lambda run: run.producers[0][3]
+    assert host(cold).busy_seconds - host(warm).busy_seconds > 0.020
+
+
+def test_jit_compilers_take_cores_from_a_crowded_host():
+    """On 2 cores shared with the broker, a throttled run whose p99 is a few ms with a warm JVM waits several times
+    longer while the JIT compiles (the first seconds of every perf-test run): requests queue for cores."""
+    base = {**PLAIN, "workload.records": 20000, "workload.throughput": 5000, "producer.linger.ms": 0,
+            "hardware.colocated_cores": 2, "hardware.worker.record_us": 60.0, "hardware.broker.request_us": 300.0}
+    warm = capture(scenario(base)).result
+    cold = capture(scenario(base, **{"hardware.jvm.jit_cpu_ms": 4000, "hardware.jvm.cold_factor": 2})).result
+    assert cold.perf_test["p99_ms"] > 3 * warm.perf_test["p99_ms"]
+    assert cold.metrics["request-latency-avg"] > 2 * warm.metrics["request-latency-avg"]
+    assert cold.perf_test["records_per_sec"] == pytest.approx(warm.perf_test["records_per_sec"], rel=0.01)

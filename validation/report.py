@@ -3,6 +3,7 @@ beside the run-to-run noise of the same measurements (Markdown + PNG plots)."""
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -11,10 +12,9 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from kafkasim.calibration.fit import Fit, fit, predicted, scenario_for
+from kafkasim.calibration.fit import Fit, fit, scenario_for, simulator
 from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
-from kafkasim.model.simulate import simulate
 
 # The factors the matrix varies, as (label, scenario key, how to show a value).
 FACTORS = [
@@ -54,15 +54,20 @@ def role_of(obs: Observation, roles: dict[tuple[str, str], str]) -> str:
     return roles.get((obs.config_id, obs.library), obs.role)
 
 
-def predict_all(observations: list[Observation], profile: str, max_records: int,
-                progress: TextIO | Callable[[int, int, Observation], None] = sys.stderr) -> list[dict]:
-    """The model's figures for each configuration. `progress` is a text stream (a line per configuration) or a
-    callable(done, total, observation) called before each prediction."""
+def predict_all(observations: list[Observation], profile: str, max_records: int | None,
+                progress: TextIO | Callable[[int, int, Observation], None] = sys.stderr,
+                jobs: int | None = None) -> list[dict]:
+    """The model's figures for each configuration, `jobs` at a time. `progress` is a text stream (a line per
+    configuration) or a callable(done, total, observation) called before each lot of predictions."""
     step = progress if callable(progress) else partial(_print_step, progress)
+    jobs = jobs or os.cpu_count() or 1
     out = []
-    for i, obs in enumerate(observations):
-        step(i, len(observations), obs)
-        out.append(predicted(simulate(scenario_for(obs, profile, {}, max_records))))
+    with simulator(jobs) as run:
+        for i in range(0, len(observations), jobs):
+            lot = observations[i:i + jobs]
+            for j, obs in enumerate(lot):
+                step(i + j, len(observations), obs)
+            out.extend(run([scenario_for(obs, profile, {}, max_records) for obs in lot]))
     return out
 
 
@@ -231,7 +236,8 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
 
 
 def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
-             profile_out: str | Path | None, max_records: int, max_evaluations: int, progress=sys.stderr) -> dict:
+             profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=sys.stderr,
+             jobs: int | None = None) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     observations = load_observations(runs, library=client)
@@ -240,12 +246,12 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     if not calibration:
         raise ValueError(f"no calibration configurations for {client} in {runs}")
     fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
-                 progress=progress)
+                 progress=progress, jobs=jobs)
     stem = f"{Path(runs).stem}-{client}"
     profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
     name = profile_path.stem
     write_profile(profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration]), profile_path)
-    preds = predict_all(observations, str(profile_path), max_records, progress)
+    preds = predict_all(observations, str(profile_path), max_records, progress, jobs)
     rows = [Row(o, role_of(o, roles), p) for o, p in zip(observations, preds)]
     summary = summarise(rows)
     images = plots(rows, out_dir, stem)
