@@ -22,7 +22,8 @@ KNOWN_MISSES = {
     ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
         "the model keeps VIII–X within 1 % of each other (≈ 421–424k records/s; published 394.9k → 397.8k → 404.0k, "
         "each ± 4–8k): three threads share one sticky partition whatever the partition count, so its ordering is "
-        "noise that a 0.6 % change flips",
+        "noise that a 0.6 % change flips (it passes by chance since the Sender's idle-flag fix of 4185884 moved X "
+        "from 421.9k to 424.5k: XPASS, no mechanism)",
     ("vm-2core", "latency falls from 8 to 16 to 32 KiB"):
         "the published means of the 16 and 32 KiB runs (119.7, 31.1 ms) come from their first 5-s window (153.6 and "
         "88.8 ms: metadata wait and a cold JVM at start-up) and one stall (16 KiB, 3rd window); their steady windows "
