@@ -86,3 +86,27 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
 
     # A rerun into the same file skips what is there (resumable).
     assert measurer.measure(Config(scenario, "java"), target) == []
+
+
+def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, capsys):
+    """`python -m kafkasim.validation.jit`: a short perf-test run whose JVM threads' CPU is read from /proc; the
+    worker and the JIT compilers have used CPU, and the perf-test total is there."""
+    from kafkasim.validation import jit
+
+    scenario = tmp_path / "jit.yaml"
+    scenario.write_text(SCENARIO.replace("records: 20000", "records: 30000").replace("throughput: -1",
+                                                                                     "throughput: 10000"))
+    assert jit.main([str(scenario), "--bootstrap-server", broker.state.bootstrap]) == 0
+    out = capsys.readouterr().out.splitlines()
+    samples = [line.split() for line in out if line[:5].strip().replace(".", "").isdigit()]
+    assert len(samples) >= 2
+    worker, sender, c1, c2 = (float(x) for x in samples[-1][1:5])
+    assert worker > 0 and c1 > 0 and c2 > 0
+    assert any(line.startswith("total: ") for line in out)
+
+
+def test_jit_thread_kinds():
+    from kafkasim.validation.jit import kind_of
+
+    assert [kind_of(n) for n in ("C2 CompilerThre", "C1 CompilerThre", "kafka-producer-", "java", "GC Thread#0",
+                                 "G1 Refine#0", "javaagent")] == ["C2", "C1", "sender", "worker", "gc", "gc", "other"]
