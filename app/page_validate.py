@@ -131,8 +131,9 @@ def _predict(key: tuple, observations: list[Observation], profile: str, cap: int
     bar = st.progress(0.0, text=f"predicting {len(observations)} configurations")
     started = time.perf_counter()
     try:
+        # (jobs=1: no forking from the app server's threads)
         preds = predict_all(observations, profile, cap, progress=lambda done, total, obs: bar.progress(
-            done / total, text=f"predicting {done + 1}/{total}: {obs.config_id}"))
+            done / total, text=f"predicting {done + 1}/{total}: {obs.config_id}"), jobs=1)
     finally:
         bar.empty()
     cache = _predictions()

@@ -41,8 +41,9 @@ def _fit(store: Path, calibration: list[Observation], base: str, budget: int, ca
     # After the budget, fit evaluates the Jacobian: one more evaluation per parameter, and the point itself.
     steps = budget + len(DEFAULT_PARAMETERS[library]) + 1
     with st.status(f"fitting {library} costs to {len(calibration)} configurations", expanded=True) as status:
+        # (jobs=1: no forking from the app server's threads)
         fitted = fit(calibration, base, max_records=cap, max_evaluations=budget,
-                     progress=_ProgressLines(st.progress(0.0), steps))
+                     progress=_ProgressLines(st.progress(0.0), steps), jobs=1)
         status.update(label=f"fitted in {fitted.seconds:.0f} s ({fitted.evaluations} evaluations)", state="complete")
     name = f"{store.stem}-{library}-app-{time.strftime('%H%M%S')}"
     profile = profile_from_fit(fitted, name, shown(store), [o.config_id for o in calibration])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class Observation:
     repeats: int
     runs: list = field(repr=False, default_factory=list)
     weights: dict | None = None    # target -> weight, when the figures to match are not the usual ones
+    log_range: dict = field(default_factory=dict)   # target -> ln(max / min) over repeats: how repeatable it is
 
     @property
     def throttled(self) -> bool:
@@ -76,13 +78,15 @@ def load_observations(path: str | Path, library: str | None = None, role: str | 
         groups.setdefault((run.get("config_id", "?"), lib), []).append(run)
     out = []
     for (config_id, lib), runs in sorted(groups.items()):
-        measured, spread = {}, {}
+        measured, spread, log_range = {}, {}, {}
         for target, where in TARGETS.items():
             values = [v for v in (_value(r, where) for r in runs) if v is not None]
             if values:
                 median = float(np.median(values))
                 measured[target] = median
                 spread[target] = (max(values) - min(values)) / median if median else 0.0
+                if min(values) > 0:
+                    log_range[target] = math.log(max(values) / min(values))
         out.append(Observation(config_id, lib, runs[0].get("role", "held-out"), runs[0]["scenario"], measured,
-                               spread, len(runs), runs))
+                               spread, len(runs), runs, log_range=log_range))
     return out

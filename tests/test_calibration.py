@@ -1,11 +1,12 @@
 """Calibration: the fit recovers parameters from runs the model itself produced; snapshots and bands."""
 import io
 import json
+import math
 
 import pytest
 
 from kafkasim.calibration.bands import band
-from kafkasim.calibration.fit import fit, predicted, scenario_for
+from kafkasim.calibration.fit import NOISY, THROTTLED_WEIGHTS, WEIGHTS, fit, predicted, residuals_of, scenario_for
 from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.calibration.snapshot import read_snapshot, snapshot_observation
@@ -66,6 +67,18 @@ def test_load_observations_takes_medians_and_spread(tmp_path):
     assert obs.spread["records_per_sec"] == pytest.approx(20 / 110)
     assert obs.measured["request-latency-avg"] == 3.0
     assert obs.repeats == 3
+    assert obs.log_range["records_per_sec"] == pytest.approx(math.log(120 / 100))
+
+
+def test_a_figure_its_repeats_cannot_agree_on_counts_less():
+    """A throttled run's p99 repeats at 400 ms and 4000 ms (ln 10 = 2.3 > NOISY): its residual counts
+    NOISY / 2.3 of a repeatable one's; the throughput, repeatable within 20 %, counts fully."""
+    obs = Observation("t", "java", "calibration", {"workload.throughput": 1000},
+                      {"records_per_sec": 1000.0, "p99_ms": 1200.0}, {}, 3,
+                      log_range={"records_per_sec": math.log(1.2), "p99_ms": math.log(10)})
+    res = residuals_of(obs, {"records_per_sec": 1100.0, "p99_ms": 2400.0})
+    assert res["records_per_sec"] == pytest.approx(WEIGHTS["records_per_sec"] * math.log(1.1))
+    assert res["p99_ms"] == pytest.approx(THROTTLED_WEIGHTS["p99_ms"] * NOISY / math.log(10) * math.log(2))
 
 
 def test_snapshot_names_and_values_are_checked(tmp_path):
