@@ -16,7 +16,7 @@ import numpy as np
 import simpy
 
 from kafkasim.model.host import Host, Pipe, done, maybe_resource, using
-from kafkasim.model.network import Connection, ProduceRequest, RESPONSE_BYTES_PER_PARTITION
+from kafkasim.model.network import Connection, ProduceRequest, RequestTimes, RESPONSE_BYTES_PER_PARTITION
 
 # Dirty page-cache bytes the broker may write ahead of the disk before appends stall (vm.dirty_ratio-ish).
 DIRTY_BYTES = 1 << 30
@@ -131,7 +131,8 @@ class Broker:
                 self._respond_now(conn, request, t)
             t["end"] = max(t["end"], env.now)
             unmuted = t["end"]       # the connection stays muted until the response has left the broker
-            request.timing = _timing_breakdown(t)
+            request.times = RequestTimes(t["start"], t["queued"], t["dequeued"], t["local_done"], t["remote_done"],
+                                         t.get("response_queued_done", t["remote_done"]), t["end"])
 
     def _demand(self, request: ProduceRequest) -> tuple[float, float, float]:
         """Seconds of network-thread work to read the request, and of I/O-thread work to append it: this
@@ -211,9 +212,7 @@ class Broker:
             local_done, responded = now, now
             left = conn.respond_at(request, response, now)
         conn.unmuted_at = left if left > now else now
-        request.timing = _timing_breakdown({"start": start, "queued": queued, "dequeued": queued,
-                                            "local_done": local_done, "remote_done": local_done,
-                                            "response_queued_done": responded, "end": conn.unmuted_at})
+        request.times = RequestTimes(start, queued, queued, local_done, local_done, responded, conn.unmuted_at)
 
     def _respond_now(self, conn: Connection, request: ProduceRequest, t: dict) -> None:
         t["response_queued_done"] = self.env.now
@@ -269,16 +268,3 @@ class Broker:
             "disk": max(0.0, disk) / elapsed,
         }
 
-
-def _timing_breakdown(t: dict) -> dict[str, float]:
-    """The broker's RequestMetrics for one request, in ms, under Kafka's names."""
-    ms = 1000.0
-    response_queue = t.get("response_queued_done", t["remote_done"]) - t["remote_done"]
-    return {
-        "RequestQueueTimeMs": (t["dequeued"] - t["queued"]) * ms,
-        "LocalTimeMs": (t["local_done"] - t["dequeued"] + t["queued"] - t["start"]) * ms,
-        "RemoteTimeMs": (t["remote_done"] - t["local_done"]) * ms,
-        "ResponseQueueTimeMs": response_queue * ms,
-        "ResponseSendTimeMs": (t["end"] - t.get("response_queued_done", t["remote_done"])) * ms,
-        "TotalTimeMs": (t["end"] - t["start"]) * ms,
-    }

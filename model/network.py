@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Generator
+from dataclasses import dataclass
+from typing import Generator, NamedTuple
 
 import numpy as np
 import simpy
@@ -14,6 +14,26 @@ from kafkasim.model.host import Pipe, call_at, transfer, trigger_at
 REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
 PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
 RESPONSE_BYTES_PER_PARTITION = 40
+REQUEST_METRICS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs", "ResponseSendTimeMs",
+                   "TotalTimeMs")
+
+
+class RequestTimes(NamedTuple):
+    """When the broker took a request through each stage (RequestChannel.Request's timestamps), in seconds."""
+    start: float                  # read from the socket begins
+    queued: float                 # on the request queue
+    dequeued: float               # an I/O thread takes it
+    local_done: float             # appended to the leader's log
+    remote_done: float            # followers confirmed (acks=all), else = local_done
+    response_queued_done: float   # the network thread takes the response
+    end: float                    # its last byte has left
+
+    def metrics_ms(self, ms=1000.0) -> tuple:
+        """REQUEST_METRICS from these times; works on numpy columns of many requests as well."""
+        start, queued, dequeued, local_done, remote_done, response_queued_done, end = self
+        return ((dequeued - queued) * ms, (local_done - dequeued + queued - start) * ms,
+                (remote_done - local_done) * ms, (response_queued_done - remote_done) * ms,
+                (end - response_queued_done) * ms, (end - start) * ms)
 
 
 @dataclass(eq=False, slots=True)
@@ -26,7 +46,13 @@ class ProduceRequest:
     written: float = np.nan            # last byte handed to the socket: the next request may be sent
     arrived: float = np.nan            # last byte at the broker
     completed: float = np.nan          # response handled by the Sender
-    timing: dict = field(default_factory=dict)   # the broker's RequestQueueTimeMs, LocalTimeMs, ...
+    times: tuple | None = None         # the broker's RequestTimes, once it has answered
+
+    @property
+    def timing(self) -> dict[str, float]:
+        """The broker's RequestMetrics for this request in ms (RequestQueueTimeMs, LocalTimeMs, ...); {} while
+        unanswered."""
+        return {} if self.times is None else dict(zip(REQUEST_METRICS, self.times.metrics_ms()))
 
 
 class Connection:

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 import kafkasim
+from kafkasim.model.network import REQUEST_METRICS, RequestTimes
 from kafkasim.model.verdict import verdict
 
 WINDOW_SECONDS = 5.0
@@ -303,9 +304,10 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
 def broker_report(s, cluster, requests, elapsed) -> list[dict]:
     out = []
     for b in cluster.brokers:
-        mine = [r.timing for r in requests if r.timing and r.connection.broker is b]
-        columns = zip(*(t.values() for t in mine))      # (every timing has RequestMetrics' keys in one order)
-        times = {k: float(np.mean(column)) for k, column in zip(mine[0], columns)} if mine else {}
+        mine = [r.times for r in requests if r.times is not None and r.connection.broker is b]
+        # (the metrics of every answered request at once, a column of times per stage)
+        times = ({k: float(np.mean(v)) for k, v in zip(REQUEST_METRICS, RequestTimes(*np.array(mine).T).metrics_ms())}
+                 if mine else {})
         util = b.utilisation(elapsed)
         host = b.host
         if host.cores > 0:

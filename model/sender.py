@@ -181,6 +181,7 @@ class Sender:
         """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
         acc, ready, deadline, oldest = self.acc, [], math.inf, now
         linger, muted, exhausted = acc.linger, acc.muted, acc.pool.exhausted
+        leaders, delivery_timeout = self.leaders, self.delivery_timeout
         for p, dq in enumerate(acc.deques):
             if not dq or (muted and p in muted):
                 continue
@@ -192,7 +193,7 @@ class Sender:
                 if created + linger < deadline:
                     deadline = created + linger
                 continue
-            if now - created > self.delivery_timeout:
+            if now - created > delivery_timeout:
                 self._expire(p, now)
                 if not dq:
                     continue
@@ -201,13 +202,17 @@ class Sender:
                 if created > now:
                     deadline = min(deadline, created + linger)
                     continue
-            leader = self.leaders[p]
+            leader = leaders[p]
             if leader in ready:
                 continue
-            if len(dq) > 1 or head.full_at <= now or created + linger <= now or exhausted:
+            due = created + linger
+            if len(dq) > 1 or head.full_at <= now or due <= now or exhausted:
                 ready.append(leader)
-            else:
-                deadline = min(deadline, created + linger, head.full_at)
+            else:                                      # (comparisons rather than min(), twice a batch)
+                if head.full_at < due:
+                    due = head.full_at
+                if due < deadline:
+                    deadline = due
         ready.sort()
         self.oldest_head = oldest      # (heads made later are younger than `now`)
         return ready, deadline
@@ -215,25 +220,28 @@ class Sender:
     def _drain(self, node: int, now: float) -> list[ProducerBatch]:
         """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
         per partition, up to max.request.size (the first batch always goes)."""
+        acc = self.acc
+        deques, muted = acc.deques, acc.muted
         parts = self.node_partitions[node]
+        count = len(parts)
         start = self.drain_index[node]
         batches, size = [], 0
-        for step in range(len(parts)):
-            p = parts[(start + step) % len(parts)]
-            dq = self.acc.deques[p]
-            if not dq or p in self.acc.muted or dq[0].created > now:
+        for step in range(count):
+            p = parts[(start + step) % count]
+            dq = deques[p]
+            if not dq or p in muted or dq[0].created > now:
                 continue
             head = dq[0]
-            if batches and size + head.estimated_bytes(self.acc.estimator.estimate) > self.max_request_size:
-                self.drain_index[node] = (start + step) % len(parts)
+            if batches and size + head.estimated_bytes(acc.estimator.estimate) > self.max_request_size:
+                self.drain_index[node] = (start + step) % count
                 return batches
             dq.popleft()
-            self.acc.close(head, now)
+            acc.close(head, now)
             if self.mute:
-                self.acc.muted.add(p)
+                muted.add(p)
             batches.append(head)
             size += head.size_on_wire
-        self.drain_index[node] = (start + 1) % len(parts)
+        self.drain_index[node] = (start + 1) % count
         return batches
 
     def _send(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
