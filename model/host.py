@@ -143,7 +143,8 @@ class ContendedLock:
 class Pipe:
     """A FIFO byte pipe of fixed bandwidth (a NIC direction, a rate-limited link, a TCP window).
 
-    Pure arithmetic, no events: `reserve` books the pipe and returns when the transfer starts and ends.
+    Pure arithmetic, no events: `reserve` (or `transfer`, through several) books the pipe and returns when the
+    transfer ends.
     """
 
     def __init__(self, name: str, bytes_per_second: float):
@@ -154,21 +155,22 @@ class Pipe:
         self.bytes = 0
         self.users = 0          # connections whose responses come back through it
 
-    def reserve(self, earliest: float, size: int) -> tuple[float, float]:
-        start = self.free_at if self.free_at > earliest else earliest
-        duration = size / self.rate
-        self.free_at = start + duration
-        self.busy_seconds += duration
-        self.bytes += size
-        return start, self.free_at
+    def reserve(self, earliest: float, size: int) -> float:
+        """Book the pipe for `size` bytes from `earliest` or when it is free; returns when they have passed."""
+        return transfer((self,), earliest, size)
 
 
-def transfer(pipes: list[Pipe], now: float, size: int) -> float:
+def transfer(pipes: list[Pipe] | tuple[Pipe, ...], now: float, size: int) -> float:
     """Cut-through transfer of `size` bytes through pipes in series: returns when the last byte leaves the last
     pipe. Each pipe starts once the previous one has started (bytes stream through) and is free."""
-    start, end = now, now
+    start = end = now
     for pipe in pipes:
-        start, pipe_end = pipe.reserve(start, size)
-        if pipe_end > end:
-            end = pipe_end
+        if pipe.free_at > start:
+            start = pipe.free_at
+        duration = size / pipe.rate
+        pipe.free_at = finish = start + duration
+        pipe.busy_seconds += duration
+        pipe.bytes += size
+        if finish > end:
+            end = finish
     return end

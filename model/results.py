@@ -6,6 +6,7 @@ record-queue-time is per batch; request-latency runs from request creation to it
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -79,10 +80,11 @@ def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.
     start = send_start * 1000.0        # floor(completed·1000 + phase) − floor(send_start·1000 + phase), in place
     start += phase
     np.floor(start, out=start)
-    phase += completed * 1000.0
-    np.floor(phase, out=phase)
-    phase -= start
-    return phase.astype(np.int64)
+    end = completed * 1000.0
+    end += phase
+    np.floor(end, out=end)
+    # (the difference, cast to integers as it is written, into the phases' memory: no more arrays of a million)
+    return np.subtract(end, start, out=phase.view(np.int64), casting="unsafe")
 
 
 def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
@@ -306,8 +308,9 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
     for b in cluster.brokers:
         mine = [r.times for r in requests if r.times is not None and r.connection.broker is b]
         # (the metrics of every answered request at once, a column of times per stage)
-        times = ({k: float(np.mean(v)) for k, v in zip(REQUEST_METRICS, RequestTimes(*np.array(mine).T).metrics_ms())}
-                 if mine else {})
+        columns = np.fromiter(itertools.chain.from_iterable(mine), float, len(mine) * len(RequestTimes._fields))
+        times = ({k: float(np.mean(v)) for k, v in
+                  zip(REQUEST_METRICS, RequestTimes(*columns.reshape(len(mine), -1).T).metrics_ms())} if mine else {})
         util = b.utilisation(elapsed)
         host = b.host
         if host.cores > 0:

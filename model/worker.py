@@ -100,7 +100,8 @@ class WorkerThread:
 
     def run(self) -> Generator:
         env, i, n, lo = self.env, 0, self.count, self.first_id
-        fixed = self.acc.fixed_size
+        acc, records, partitioner, release = self.acc, self.records, self.partitioner, self.release
+        fixed = acc.fixed_size
         started = env.now
         if n and self.costs.first_send > 0:
             # KafkaProducer.waitOnMetadata: the first send() blocks until the topic's metadata is known. The
@@ -108,41 +109,44 @@ class WorkerThread:
             yield env.timeout(self.costs.first_send)
             self.send_seconds += self.costs.first_send
         while i < n:
-            if self.release is not None and self.release[i] > env.now:
+            if release is not None and release[i] > env.now:
                 start = env.now
-                yield env.timeout(self.release[i] - env.now)
+                yield env.timeout(release[i] - env.now)
                 self.sleep_seconds += env.now - start
-            if env.now >= self.stop_at:     # workload.seconds is up: the rest is never sent
-                self.records.skip(np.arange(lo + i, lo + n))
-                break
             t0 = env.now
+            if t0 >= self.stop_at:     # workload.seconds is up: the rest is never sent
+                records.skip(np.arange(lo + i, lo + n))
+                break
             # (at least record i: the sleep may end one ulp before its release time)
-            released = n - i if self.release is None else max(1, int(np.searchsorted(self.release, t0, "right")) - i)
+            released = n - i if release is None else max(1, int(np.searchsorted(release, t0, "right")) - i)
             cap = min(released, self.max_chunk)
-            sizes = fixed if fixed is not None else self.records.size[lo + i:lo + i + cap]
-            parts, cap = self.partitioner.run(cap, sizes)
+            sizes = fixed if fixed is not None else records.size[lo + i:lo + i + cap]
+            parts, cap = partitioner.run(cap, sizes)
             first = parts if isinstance(parts, int) else int(parts[0])
-            opened = self.acc.open_batch(first) is not None
-            if not opened and self.partitioner.abort_on_new_batch and not self.switched:
-                # KIP-480: a record that would start a new batch (its partition's was drained) first moves the
-                # sticky partition, once.
-                self.switched = True
-                self.partitioner.on_new_batch(first)
-                continue
-            if not opened:
-                try:
-                    yield from self._new_batch(first, int(self.records.size[lo + i]))
-                except BufferExhausted:
-                    self.records.sent(lo + i, 1, t0, 0.0)
-                    self.records.fail(np.array([lo + i]), env.now)
-                    self.send_seconds += env.now - t0
-                    i += 1
+            if acc.open_batch(first) is None:
+                if partitioner.abort_on_new_batch and not self.switched:
+                    # KIP-480: a record that would start a new batch (its partition's was drained) first moves
+                    # the sticky partition, once.
+                    self.switched = True
+                    partitioner.on_new_batch(first)
                     continue
+                allocated = max(acc.batch_size, int(records.size[lo + i]))
+                if acc.pool.try_allocate(allocated):      # (memory at hand: no generator to wait in)
+                    acc.new_batch(first, allocated)
+                else:
+                    try:
+                        yield from self._wait_for_memory(first, allocated)
+                    except BufferExhausted:
+                        records.sent(lo + i, 1, t0, 0.0)
+                        records.fail(np.array([lo + i]), env.now)
+                        self.send_seconds += env.now - t0
+                        i += 1
+                        continue
             k, full = self._fit(parts, cap, None if fixed is not None else sizes)
             if k == 0:                         # the first record finds its batch full: close it, start anew
                 self._close(full)
                 continue
-            self.partitioner.commit(k, sizes)
+            partitioner.commit(k, sizes)
             self.switched = False
             if not isinstance(parts, int):
                 parts = parts[:k]
@@ -154,19 +158,18 @@ class WorkerThread:
                 self._close(full)
             spacing = (env.now - t0) / k
             if i == 0:     # the first send() began before its metadata wait
-                self.records.sent(lo, 1, started, 0.0)
+                records.sent(lo, 1, started, 0.0)
                 if k > 1:
-                    self.records.sent(lo + 1, k - 1, t0, spacing, offset=1)
+                    records.sent(lo + 1, k - 1, t0, spacing, offset=1)
             else:
-                self.records.sent(lo + i, k, t0, spacing)
+                records.sent(lo + i, k, t0, spacing)
             self.send_seconds += env.now - t0
             i += k
 
     # --- pieces of one chunk
-    def _new_batch(self, partition: int, size: int) -> Generator:
-        allocated = max(self.acc.batch_size, size)
-        if not self.acc.pool.try_allocate(allocated):      # (memory at hand: no allocate() generator)
-            yield from self.acc.pool.allocate(allocated)
+    def _wait_for_memory(self, partition: int, allocated: int) -> Generator:
+        """A new batch whose memory is not at hand: BufferPool.allocate blocks up to max.block.ms."""
+        yield from self.acc.pool.allocate(allocated)
         if self.acc.open_batch(partition) is not None:     # another thread made one meanwhile
             self.acc.pool.deallocate(allocated)
         else:
@@ -264,6 +267,10 @@ class WorkerThread:
         fixed_size = self.acc.fixed_size
         fixed = fixed_size is not None
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
+            if not locked:     # the plan (_fit) made room for all k records: one segment, no _fill loop
+                self._add(self._open_or_new(parts), lambda batch: batch.add_range(
+                    lo, k, first, spacing, fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))))
+                return
             self._fill(parts, k, locked,
                        lambda a, b: None if fixed else sizes[lo + a:lo + b],
                        lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
@@ -295,13 +302,17 @@ class WorkerThread:
             if locked:
                 room = self.acc.room(batch, room, sizes_of(done, count))
             if room:
-                new = batch.records == 0
-                add(batch, done, done + room)
-                if new:
-                    self.sender.wakeup_at(batch.created + self.acc.linger)   # when linger.ms makes it sendable
+                self._add(batch, lambda batch: add(batch, done, done + room))
             if done + room < count:
                 self._close(batch, at=append_time(done + room - 1) if room else self.env.now)
             done += room
+
+    def _add(self, batch: ProducerBatch, add) -> None:
+        """add(batch) appends records; the first ones in a batch tell the Sender when linger.ms makes it sendable."""
+        new = batch.records == 0
+        add(batch)
+        if new:
+            self.sender.wakeup_at(batch.created + self.acc.linger)
 
     def _open_or_new(self, p: int) -> ProducerBatch:
         batch = self.acc.open_batch(p)
