@@ -96,8 +96,9 @@ class UniformStickyPartitioner(Partitioner):
     def __init__(self, partitions, rng, batch_size: int, queues=None):
         super().__init__(partitions, rng)
         self.batch_size = batch_size
-        self.queues = queues                # the accumulator's deques by partition, or None (not adaptive)
         self.partition_ids = [int(p) for p in self.partitions]
+        # the accumulator's deques of these partitions, or None (not adaptive)
+        self.queues = None if queues is None else [queues[p] for p in self.partition_ids]
         self.uniforms: list[float] = []
         self.current = self._next()
         self.produced = 0
@@ -105,9 +106,9 @@ class UniformStickyPartitioner(Partitioner):
     def _next(self) -> int:
         if self.queues is None or len(self.partitions) == 1:
             return int(self.partitions[self.rng.integers(len(self.partitions))])
-        queues = [len(self.queues[p]) for p in self.partition_ids]
+        queues = [len(q) for q in self.queues]
         longest = max(queues)
-        cumulative = list(itertools.accumulate(longest + 1 - q for q in queues))
+        cumulative = list(itertools.accumulate([longest + 1 - q for q in queues]))
         pick = bisect.bisect_right(cumulative, self._uniform() * cumulative[-1])
         return self.partition_ids[min(pick, len(cumulative) - 1)]
 

@@ -77,10 +77,11 @@ class Replication:
         state.sizes.append(size)
         if not state.followers:
             state.hw = len(state.sizes)
-        for event in state.fetch_waiters:
-            if not event.triggered:
-                event.succeed()
-        state.fetch_waiters = []
+        if state.fetch_waiters:
+            for event in state.fetch_waiters:
+                if not event.triggered:
+                    event.succeed()
+            state.fetch_waiters = []
         return len(state.sizes)
 
     def wait(self, broker, request) -> Generator:

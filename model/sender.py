@@ -145,7 +145,13 @@ class Sender:
                         nbytes += batch.bytes
                 work = costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
                 busy += work if self.jit is None else work * self.jit.factor()
-                yield from self._work(busy)       # handle responses and build the requests, then write them
+                # handle responses and build the requests, then write them
+                if busy > 0 and self.host.cpu is None and self.gil is None:   # (_work without its generator)
+                    self.busy_seconds += busy
+                    self.host.busy_seconds += busy
+                    yield env.timeout(busy)
+                else:
+                    yield from self._work(busy)
                 for conn, batches in drained:
                     self._send(conn, batches, now)
                 continue

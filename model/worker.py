@@ -132,7 +132,7 @@ class WorkerThread:
                     continue
                 allocated = max(acc.batch_size, int(records.size[lo + i]))
                 if acc.pool.try_allocate(allocated):      # (memory at hand: no generator to wait in)
-                    acc.new_batch(first, allocated)
+                    self._start_batch(first, allocated)
                 else:
                     try:
                         yield from self._wait_for_memory(first, allocated)
@@ -150,7 +150,12 @@ class WorkerThread:
             self.switched = False
             if not isinstance(parts, int):
                 parts = parts[:k]
-            if self.partition_locks is None:
+            if self.partition_locks is None and self.host.cpu is None and self.gil is None:
+                # (_append_alone, where there is nothing to wait for, without a generator: most chunks go this way)
+                total = self._start_alone(parts, i, k)
+                yield env.timeout(total)
+                self.host.busy_seconds += total
+            elif self.partition_locks is None:
                 yield from self._append_alone(parts, i, k)
             else:
                 yield from self._append_shared(parts, i, k)
@@ -229,15 +234,18 @@ class WorkerThread:
     def _append_alone(self, parts, i: int, k: int) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
-        total = self._chunk_cost(i, k)
-        held = []
-        if self.host.cpu is not None or self.gil is not None:     # (else there is nothing to wait for)
-            asked = self.env.now
-            held = yield from self.host.acquire(self.gil)
-            self.core_wait_seconds += self.env.now - asked
-        self._append(parts, i, k, self.env.now + total / k, total / k)
+        asked = self.env.now
+        held = yield from self.host.acquire(self.gil)
+        self.core_wait_seconds += self.env.now - asked
+        total = self._start_alone(parts, i, k)
         yield self.env.timeout(total)
         self.host.release(held, total)
+
+    def _start_alone(self, parts, i: int, k: int) -> float:
+        """The chunk's records as _append_alone appends them from now; returns the chunk's CPU seconds."""
+        total = self._chunk_cost(i, k)
+        self._append(parts, i, k, self.env.now + total / k, total / k)
+        return total
 
     def _append_shared(self, parts, i: int, k: int) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
