@@ -76,21 +76,24 @@ class ProducerBatch:
         self.compression_ratio = 1.0
         self.offset = 0                # end offset in the leader's log, in batches (replication.py)
 
-    def add_range(self, first_id: int, count: int, first_append: float, spacing: float, nbytes: int) -> None:
+    def add_range(self, first_id: int, count: int, first_append: float, spacing: float, nbytes: int) -> bool:
+        """Records first_id … first_id + count − 1; True if they are the batch's first."""
         self.segments.append((first_id, count, first_append, spacing))
-        self._grew(count, nbytes, first_append, first_append + (count - 1) * spacing)
+        return self._grew(count, nbytes, first_append, first_append + (count - 1) * spacing)
 
-    def add(self, ids: np.ndarray, appends: np.ndarray, nbytes: int) -> None:
+    def add(self, ids: np.ndarray, appends: np.ndarray, nbytes: int) -> bool:
+        """Records `ids`, appended at `appends`; True if they are the batch's first."""
         self.segments.append((ids, appends))
-        self._grew(len(ids), nbytes, float(appends[0]), float(appends[-1]))
+        return self._grew(len(ids), nbytes, float(appends[0]), float(appends[-1]))
 
-    def _grew(self, count: int, nbytes: int, first: float, last: float) -> None:
+    def _grew(self, count: int, nbytes: int, first: float, last: float) -> bool:
         self.bytes += nbytes
         self.records += count
         if first < self.created:
             self.created = first
         if last > self.last_append:
             self.last_append = last
+        return self.records == count
 
     def estimated_bytes(self, ratio: float) -> float:
         """MemoryRecordsBuilder.estimatedBytesWritten(): header + uncompressed × estimated ratio × 1.05."""

@@ -276,8 +276,10 @@ class WorkerThread:
         fixed = fixed_size is not None
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
             if not locked:     # the plan (_fit) made room for all k records: one segment, no _fill loop
-                self._add(self._open_or_new(parts), lambda batch: batch.add_range(
-                    lo, k, first, spacing, fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))))
+                batch = self._open_or_new(parts)
+                if batch.add_range(lo, k, first, spacing,
+                                   fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))):
+                    self._lingering(batch)
                 return
             self._fill(parts, k, locked,
                        lambda a, b: None if fixed else sizes[lo + a:lo + b],
@@ -309,18 +311,15 @@ class WorkerThread:
             room = count - done
             if locked:
                 room = self.acc.room(batch, room, sizes_of(done, count))
-            if room:
-                self._add(batch, lambda batch: add(batch, done, done + room))
+            if room and add(batch, done, done + room):
+                self._lingering(batch)
             if done + room < count:
                 self._close(batch, at=append_time(done + room - 1) if room else self.env.now)
             done += room
 
-    def _add(self, batch: ProducerBatch, add) -> None:
-        """add(batch) appends records; the first ones in a batch tell the Sender when linger.ms makes it sendable."""
-        new = batch.records == 0
-        add(batch)
-        if new:
-            self.sender.wakeup_at(batch.created + self.acc.linger)
+    def _lingering(self, batch: ProducerBatch) -> None:
+        """A batch got its first records: tell the Sender when linger.ms makes it sendable."""
+        self.sender.wakeup_at(batch.created + self.acc.linger)
 
     def _open_or_new(self, p: int) -> ProducerBatch:
         batch = self.acc.open_batch(p)
