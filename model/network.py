@@ -28,6 +28,9 @@ class RequestTimes(NamedTuple):
     response_queued_done: float   # the network thread takes the response
     end: float                    # its last byte has left
 
+    def metrics(self) -> dict[str, float]:
+        return dict(zip(REQUEST_METRICS, self.metrics_ms()))
+
     def metrics_ms(self, ms=1000.0) -> tuple:
         """REQUEST_METRICS from these times; works on numpy columns of many requests as well."""
         start, queued, dequeued, local_done, remote_done, response_queued_done, end = self
@@ -52,7 +55,7 @@ class ProduceRequest:
     def timing(self) -> dict[str, float]:
         """The broker's RequestMetrics for this request in ms (RequestQueueTimeMs, LocalTimeMs, ...); {} while
         unanswered."""
-        return {} if self.times is None else dict(zip(REQUEST_METRICS, self.times.metrics_ms()))
+        return {} if self.times is None else self.times.metrics()
 
 
 class Connection:

@@ -114,8 +114,7 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
     order = _stable_order(send_start)
     by_send = (latency if order is None else latency[order])[::sampling]
     ranks = {p: int(p * len(by_send)) for p in (0.5, 0.95, 0.99, 0.999)}
-    samples = np.partition(by_send, sorted(set(ranks.values()))) if len(by_send) else by_send   # sorted at ranks
-    pct = {p: int(samples[rank]) if len(samples) else 0 for p, rank in ranks.items()}
+    pct = dict(zip(ranks, _ranked(by_send, list(ranks.values())))) if len(by_send) else dict.fromkeys(ranks, 0)
     avg = _int_mean(latency) if n else 0.0
     mx = float(latency.max()) if n else 0.0
     total = (f"{n} records sent, {rate:f} records/sec ({rate * mb:.2f} MB/sec), {avg:.2f} ms avg latency, "
@@ -124,6 +123,16 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
     return {"windows": windows, "total": total, "records": n, "records_per_sec": rate, "mb_per_sec": rate * mb,
             "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
             "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
+
+
+def _ranked(values: np.ndarray, ranks: list[int]) -> list[int]:
+    """The integers `values` sorted, at `ranks` (what np.partition finds). Latencies in ms are small non-negative
+    integers: counting them is much quicker than partitioning."""
+    if values.min() >= 0 and values.max() <= len(values) + (1 << 20):
+        at_most = np.cumsum(np.bincount(values))          # how many values are <= v, by v
+        return [int(np.searchsorted(at_most, rank, "right")) for rank in ranks]
+    part = np.partition(values, sorted(set(ranks)))
+    return [int(part[rank]) for rank in ranks]
 
 
 def _int_mean(values: np.ndarray) -> float:

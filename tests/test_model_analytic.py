@@ -85,18 +85,19 @@ def broker_queue(rho: float, cv: float, connections: int, n: int, seed: int) -> 
     def source():
         for i, gap in enumerate(arrivals):
             yield env.timeout(gap)
-            request = SimpleNamespace(size=0, timing=None,
+            request = SimpleNamespace(size=0, times=None,
                                       batches=[SimpleNamespace(partition=i % 3, size_on_wire=0, offset=0)])
             requests.append(request)
             conns[i % connections].push(request)
 
     env.process(source())
     env.run()
-    assert all(r.timing for r in requests), "every request answered"
+    assert all(r.times for r in requests), "every request answered"
+    timing = [r.times.metrics() for r in requests]
     return {
         "arrived": np.array([r.arrived for r in requests]) * 1000.0,
-        "wait": np.array([r.timing["RequestQueueTimeMs"] for r in requests]),
-        "service": np.array([r.timing["LocalTimeMs"] for r in requests]),
+        "wait": np.array([t["RequestQueueTimeMs"] for t in timing]),
+        "service": np.array([t["LocalTimeMs"] for t in timing]),
         "sojourn": np.array([(r.answered - r.arrived) for r in requests]) * 1000.0,
     }
 
