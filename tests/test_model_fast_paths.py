@@ -3,11 +3,13 @@
 Broker.serve_at_once computes the broker's _connection loop when a request is sent, where nothing but the
 connection itself can make the request wait; turning it off (broker.SERVE_AT_ONCE) runs the loop event by event.
 Sender._complete_asleep completes a response in its callback where the Sender's pass could do nothing else;
-turning it off (sender.COMPLETE_ASLEEP) wakes the Sender for every response.
+turning it off (sender.COMPLETE_ASLEEP) wakes the Sender for every response. perf-test's percentiles are found by
+counting the integer latencies, where they are small, rather than by partitioning them.
 """
+import numpy as np
 import pytest
 
-from kafkasim.model import broker, sender
+from kafkasim.model import broker, results, sender
 
 from conftest import capture, scenario
 
@@ -82,3 +84,14 @@ def test_sender_completes_asleep_in_the_common_case(monkeypatch):
     completed = _counting(monkeypatch, sender.Sender, "_complete_asleep")
     capture(scenario(ONE_BROKER))
     assert len(completed) > 100
+
+
+@pytest.mark.parametrize("high", [3, 1000, 10**9], ids=["ties", "ms", "huge"])
+def test_percentiles_by_counting_match_partitioning(high):
+    """results._ranked counts small non-negative latencies instead of partitioning them; huge or negative values
+    take np.partition. Either way: the sorted values at the ranks."""
+    rng = np.random.default_rng(high)
+    for n in (1, 2, 7, 1000, 4321):
+        values = rng.integers(-2 if high == 3 else 0, high, n)
+        ranks = [int(p * n) for p in (0.5, 0.95, 0.99, 0.999)]
+        assert results._ranked(values, ranks) == [int(v) for v in np.sort(values)[ranks]]
