@@ -152,7 +152,8 @@ class WorkerThread:
                 parts = parts[:k]
             if self.partition_locks is None and self.host.cpu is None and self.gil is None:
                 # (_append_alone, where there is nothing to wait for, without a generator: most chunks go this way)
-                total = self._start_alone(parts, i, k)
+                total = self._chunk_cost(i, k)
+                self._append(parts, i, k, env.now + total / k, total / k)
                 yield env.timeout(total)
                 self.host.busy_seconds += total
             elif self.partition_locks is None:
@@ -234,18 +235,13 @@ class WorkerThread:
     def _append_alone(self, parts, i: int, k: int) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
+        total = self._chunk_cost(i, k)
         asked = self.env.now
         held = yield from self.host.acquire(self.gil)
         self.core_wait_seconds += self.env.now - asked
-        total = self._start_alone(parts, i, k)
+        self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
-
-    def _start_alone(self, parts, i: int, k: int) -> float:
-        """The chunk's records as _append_alone appends them from now; returns the chunk's CPU seconds."""
-        total = self._chunk_cost(i, k)
-        self._append(parts, i, k, self.env.now + total / k, total / k)
-        return total
 
     def _append_shared(self, parts, i: int, k: int) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
