@@ -4,12 +4,16 @@ Broker.serve_at_once computes the broker's _connection loop when a request is se
 connection itself can make the request wait; turning it off (broker.SERVE_AT_ONCE) runs the loop event by event.
 Sender._complete_asleep completes a response in its callback where the Sender's pass could do nothing else;
 turning it off (sender.COMPLETE_ASLEEP) wakes the Sender for every response. perf-test's percentiles are found by
-counting the integer latencies, where they are small, rather than by partitioning them.
+counting the integer latencies, where they are small, rather than by partitioning them. simulate() pauses the
+cyclic garbage collector while it runs.
 """
+import gc
+
 import numpy as np
 import pytest
 
 from kafkasim.model import broker, results, sender
+from kafkasim.model import simulate as simulate_module
 
 from conftest import capture, scenario
 
@@ -95,3 +99,21 @@ def test_percentiles_by_counting_match_partitioning(high):
         values = rng.integers(-2 if high == 3 else 0, high, n)
         ranks = [int(p * n) for p in (0.5, 0.95, 0.99, 0.999)]
         assert results._ranked(values, ranks) == [int(v) for v in np.sort(values)[ranks]]
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_simulate_pauses_the_garbage_collector_and_restores_it(collecting, monkeypatch):
+    """simulate() runs with the cyclic GC paused (nothing in the model depends on it) and leaves it as it was."""
+    seen = []
+    original = simulate_module.build_result
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return original(*args)
+    monkeypatch.setattr(simulate_module, "build_result", spy)
+    (gc.enable if collecting else gc.disable)()
+    try:
+        simulate_module.simulate(scenario(ONE_BROKER))
+        assert gc.isenabled() == collecting and seen == [False]
+    finally:
+        gc.enable()
