@@ -31,7 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
 
 # Fit model/profiles/local-2core.yaml to validation/data/local.jsonl (Java first: it fits the brokers' costs too;
-# kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 6 min).
+# kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 15 min on 2 cores).
 fidelity: $(STAMP)
 	$(BIN)/kafkasim validate --client java --base-profile validation/profiles/local-2core-start.yaml \
 	    --profile model/profiles/local-2core.yaml --max-evaluations 80
