@@ -81,6 +81,9 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
         assert 0.2 < run["metrics"]["producer-metrics:compression-rate-avg"] <= 1.05
         assert run["scenario"]["producer.compression.type"] == "lz4"
         assert run["environment"]["cores"] >= 1
+        cpu = run["environment"]["cpu_during_run"]      # where the host's CPU went: client, broker, the rest
+        assert cpu["client_cores"] > 0.05 and cpu["cluster_cores"] > 0.05
+        assert cpu["busy_cores"] >= cpu["client_cores"] + cpu["cluster_cores"] - 0.1
     assert runs["java"]["client"]["version"] == "4.3.1"
     assert runs["java"]["metrics"]["producer-metrics:record-send-total"] == runs["java"]["records_requested"]
 
@@ -110,3 +113,12 @@ def test_jit_thread_kinds():
 
     assert [kind_of(n) for n in ("C2 CompilerThre", "C1 CompilerThre", "kafka-producer-", "java", "GC Thread#0",
                                  "G1 Refine#0", "javaagent")] == ["C2", "C1", "sender", "worker", "gc", "gc", "other"]
+
+
+def test_host_busy_seconds_leaves_out_idle_and_iowait():
+    from kafkasim.validation.environment import host_busy_seconds
+
+    # user nice system idle iowait irq softirq steal (ticks)
+    tick = os.sysconf("SC_CLK_TCK")
+    stat = f"cpu  {100 * tick} {10 * tick} {50 * tick} {1000 * tick} {30 * tick} {5 * tick} {5 * tick} 0 0 0\ncpu0 ..."
+    assert host_busy_seconds(stat) == pytest.approx(170.0)

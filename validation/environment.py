@@ -4,7 +4,9 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import resource
 import subprocess
+from pathlib import Path
 
 from kafkasim.validation.kafka_dist import KAFKA_VERSION
 
@@ -52,3 +54,55 @@ def snapshot() -> dict:
     except OSError:
         load = None
     return {**machine(), "loadavg": load}
+
+
+# The measurement's own processes on this host besides the client: Kafka nodes and the network-emulation proxy.
+OWN_PROCESSES = (b"kafka.Kafka", b"toxiproxy")
+
+
+def host_busy_seconds(stat: str | None = None) -> float:
+    """CPU-seconds all cores have been busy since boot (/proc/stat's first line: all but idle and iowait)."""
+    line = (stat if stat is not None else Path("/proc/stat").read_text()).splitlines()[0].split()
+    ticks = [int(x) for x in line[1:9]]          # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_processes_seconds() -> float:
+    """CPU-seconds used so far by this host's Kafka nodes and proxies (whoever started them)."""
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if any(name in (entry / "cmdline").read_bytes() for name in OWN_PROCESSES):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            continue
+    return total
+
+
+class CpuWatch:
+    """Where this host's CPU went during one run, in cores (CPU-seconds per second): the client (this process's
+    children), the cluster's processes on this host, and everything else — other work on a shared machine, which
+    shapes latencies far more than throughput."""
+
+    def __init__(self):
+        self.busy = host_busy_seconds()
+        self.own = own_processes_seconds()
+        self.children = self._children()
+
+    @staticmethod
+    def _children() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    def stop(self, seconds: float) -> dict | None:
+        if seconds <= 0:
+            return None
+        busy = host_busy_seconds() - self.busy
+        client = self._children() - self.children
+        cluster = own_processes_seconds() - self.own
+        return {"busy_cores": round(busy / seconds, 3), "client_cores": round(client / seconds, 3),
+                "cluster_cores": round(cluster / seconds, 3),
+                "other_cores": round(max(0.0, busy - client - cluster) / seconds, 3)}

@@ -136,7 +136,9 @@ class Measurer:
         cmd = runners.argv(config.client, self.lib, sc, target, topic, n, sc.workload.warmup_records)
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         env = environment.snapshot()
+        cpu = environment.CpuWatch()
         out = runners.run(cmd, runners.time_limit(sc, n))
+        env["cpu_during_run"] = cpu.stop(out.seconds)
         parsed = perftest.parse(out.stdout)
         total = parsed.total
         sent = total.records if total else 0
@@ -183,8 +185,11 @@ def _describe(record: dict) -> str:
         return f"FAILED ({record['error']})"
     r = record["result"]
     errors = f", {record['delivery_errors']} delivery errors" if record["delivery_errors"] else ""
+    cpu = record.get("environment", {}).get("cpu_during_run")
+    # Other work on the machine during the run: it moves latencies far more than throughput.
+    other = f", other processes {cpu['other_cores']:.1f} cores" if cpu and cpu["other_cores"] >= 0.2 else ""
     return (f"{r['records_per_sec']:,.0f} rec/s, {r['mb_per_sec']:.1f} MB/s, avg {r['latency_avg_ms']:.1f} ms, "
-            f"p99 {r['latency_p99_ms']} ms ({record['seconds']:.1f} s{errors})")
+            f"p99 {r['latency_p99_ms']} ms ({record['seconds']:.1f} s{errors}{other})")
 
 
 def spread(values: list[float]) -> dict:
