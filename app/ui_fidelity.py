@@ -16,6 +16,7 @@ from kafkasim.validation.report import Row, error_by_factor, run_noise
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "validation" / "data"
+REFERENCE = "local"     # the reference data set: validation/data/local.jsonl, split by validation/matrices/local.yaml
 MATRIX_DIR = ROOT / "validation" / "matrices"
 REPORT_DIR = ROOT / "validation" / "reports"
 UPLOAD_DIR = Path(tempfile.gettempdir()) / "kafkasim-app-uploads"
@@ -42,7 +43,8 @@ def resolved(value: str) -> str:
 
 
 def run_stores() -> list[Path]:
-    return sorted(DATA_DIR.glob("*.jsonl"))
+    """The run stores under validation/data, the reference data set first (the page's default)."""
+    return sorted(DATA_DIR.glob("*.jsonl"), key=lambda p: (p.stem != REFERENCE, p.name))
 
 
 def matrices() -> list[Path]:
