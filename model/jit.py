@@ -24,7 +24,6 @@ class JitCompiler:
     """The compiler threads of one producer JVM, started with it at time 0."""
 
     def __init__(self, env: simpy.Environment, host: Host, cpu_seconds: float, cold_factor: float):
-        self.env = env
         self.host = host
         self.total = cpu_seconds
         self.done = 0.0

@@ -67,16 +67,21 @@ def host_busy_seconds(stat: str | None = None) -> float:
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_seconds(stat: Path) -> float:
+    """User + system CPU-seconds so far of a process or thread, from its /proc/…/stat file."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()     # (after the command name, which may hold spaces)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def own_processes_seconds() -> float:
     """CPU-seconds used so far by this host's Kafka nodes and proxies (whoever started them)."""
-    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    total = 0.0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             if any(name in (entry / "cmdline").read_bytes() for name in OWN_PROCESSES):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / tick
+                total += cpu_seconds(entry / "stat")
         except OSError:
             continue
     return total

@@ -9,13 +9,13 @@ from this. Extra JVM options (e.g. -XX:TieredStopAtLevel=1, C1 only) show what t
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
+from kafkasim.validation.environment import cpu_seconds
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
@@ -34,14 +34,11 @@ def kind_of(thread_name: str) -> str:
 
 def cpu_by_kind(pid: int) -> dict[str, float] | None:
     """CPU seconds (user + system) so far of each kind of thread of process `pid`; None once it has exited."""
-    tick = os.sysconf("SC_CLK_TCK")
     out: dict[str, float] = {}
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
-            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-            kind = kind_of(name)
-            out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            kind = kind_of((task / "comm").read_text().strip())
+            out[kind] = out.get(kind, 0.0) + cpu_seconds(task / "stat")
     except (FileNotFoundError, ProcessLookupError):
         return None
     return out
@@ -86,10 +83,11 @@ def main(argv: list[str] | None = None) -> int:
             proc.kill()
         admin.delete_topic(lib, target.admin_bootstrap, topic)
         pool.close()
-    for window in parse(output).windows:
+    parsed = parse(output)
+    for window in parsed.windows:
         print(f"window: {window.records} records, {window.records_per_sec:,.0f} rec/s, "
               f"{window.latency_avg_ms:.1f} ms avg latency")
-    total = parse(output).total
+    total = parsed.total
     if total:
         print(f"total: {total.records_per_sec:,.0f} rec/s, p50 {total.latency_p50_ms:g} ms, "
               f"p99 {total.latency_p99_ms:g} ms")
