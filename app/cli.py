@@ -5,12 +5,14 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 
 import numpy as np
 
 from kafkasim.model.scenario import ScenarioError, load_scenario
 from kafkasim.model.simulate import simulate
+from kafkasim.validation.errors import LiveError, UserError
 
 
 def _json_default(value):
@@ -187,16 +189,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Bad input: one line, status 2. A failed live step: one line, status 1. No tracebacks. SIGTERM is treated
+    like Ctrl-C, so whatever a live command started is stopped on the way out."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         return args.func(args)
-    except ScenarioError as exc:
+    except (ScenarioError, UserError) as exc:
         print(f"kafkasim: error: {exc}", file=sys.stderr)
         return 2
+    except LiveError as exc:
+        print(f"kafkasim: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("kafkasim: interrupted", file=sys.stderr)
+        print("kafkasim: interrupted; everything it started was stopped", file=sys.stderr)
         return 130
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -96,11 +96,16 @@ def _predict(scenario) -> dict:
     return predicted(simulate(scenario))
 
 
+def job_count(jobs: int | None) -> int:
+    """Simulations to run side by side: as asked, else one per core."""
+    return jobs or os.cpu_count() or 1
+
+
 @contextmanager
 def simulator(jobs: int | None = None):
     """A map(scenarios) -> predicted figures that runs the simulations on `jobs` processes (default: one per
     core): the configurations are independent, and each run is seeded, so the figures do not depend on it."""
-    jobs = jobs or os.cpu_count() or 1
+    jobs = job_count(jobs)
     if jobs == 1:
         yield lambda scenarios: [_predict(s) for s in scenarios]
         return

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.validation.errors import UserError
 
 
 def add_commands(subparsers) -> None:
@@ -19,7 +18,7 @@ def add_commands(subparsers) -> None:
     for p in (up, actions.add_parser("status", help="show what is running"),
               actions.add_parser("down", help="stop exactly what `up` started")):
         p.add_argument("--dir", type=Path, help="cluster directory (default ~/.cache/kafkasim/cluster)")
-        p.set_defaults(func=_guarded(_cluster))
+        p.set_defaults(func=_cluster)
 
     m = subparsers.add_parser("measure", help="run a scenario's producer settings on a real cluster, store the runs")
     m.add_argument("scenario", nargs="?", type=Path, help="scenario YAML file (or use --matrix)")
@@ -36,30 +35,7 @@ def add_commands(subparsers) -> None:
                    help="client properties (security.protocol, SASL, SSL) as Kafka's tools take them")
     m.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. producer.batch.size=65536 (repeatable)")
-    m.set_defaults(func=_guarded(_measure))
-
-
-def _guarded(func):
-    """User errors: one line, status 2. Failed live steps: one line, status 1. No tracebacks.
-    SIGTERM is treated like Ctrl-C, so whatever was started is stopped on the way out."""
-    def run(args: argparse.Namespace) -> int:
-        signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            return func(args)
-        except UserError as exc:
-            print(f"kafkasim: error: {exc}", file=sys.stderr)
-            raise SystemExit(2)
-        except LiveError as exc:
-            print(f"kafkasim: error: {exc}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            print("kafkasim: interrupted; everything started was stopped", file=sys.stderr)
-            return 130
-    return run
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+    m.set_defaults(func=_measure)
 
 
 def _cluster(args: argparse.Namespace) -> int:

@@ -3,7 +3,6 @@ beside the run-to-run noise of the same measurements (Markdown + PNG plots)."""
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -12,7 +11,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from kafkasim.calibration.fit import Fit, fit, scenario_for, simulator
+from kafkasim.calibration.fit import Fit, fit, job_count, scenario_for, simulator
 from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 
@@ -60,7 +59,7 @@ def predict_all(observations: list[Observation], profile: str, max_records: int 
     """The model's figures for each configuration, `jobs` at a time. `progress` is a text stream (a line per
     configuration) or a callable(done, total, observation) called before each lot of predictions."""
     step = progress if callable(progress) else partial(_print_step, progress)
-    jobs = jobs or os.cpu_count() or 1
+    jobs = job_count(jobs)
     out = []
     with simulator(jobs) as run:
         for i in range(0, len(observations), jobs):
