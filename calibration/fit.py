@@ -78,11 +78,17 @@ class Fit:
     fixed: dict = field(default_factory=dict)   # values set directly from the data (compression ratios)
 
 
+QUIET_CORES = 0.05   # other processes' CPU below this is the machine's own bookkeeping (kernel threads, agents)
+
+
 def scenario_for(obs: Observation, profile: str, params: dict, max_records: int | None = None):
     """The measured configuration on the profile being fitted, with the parameters under trial: as many records
-    as were measured (a short run is mostly a cold start), or at most max_records."""
+    as were measured (a short run is mostly a cold start), or at most max_records; with the other processes' load
+    measured during the runs, where it was recorded."""
     flat = {k: v for k, v in obs.scenario.items() if not k.startswith("hardware.")}
     flat["hardware.profile"] = profile
+    if (obs.background_cores or 0) >= QUIET_CORES:
+        flat["hardware.background_cores"] = round(obs.background_cores, 2)
     flat.update({"hardware." + k: v for k, v in params.items()})
     cap = max_records or MAX_RECORDS
     flat["workload.records"] = min(int(flat.get("workload.records", cap)), cap)

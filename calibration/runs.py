@@ -34,6 +34,7 @@ class Observation:
     runs: list = field(repr=False, default_factory=list)
     weights: dict | None = None    # target -> weight, when the figures to match are not the usual ones
     log_range: dict = field(default_factory=dict)   # target -> ln(max / min) over repeats: how repeatable it is
+    background_cores: float | None = None           # median CPU other processes took during the runs, if recorded
 
     @property
     def throttled(self) -> bool:
@@ -87,6 +88,9 @@ def load_observations(path: str | Path, library: str | None = None, role: str | 
                 spread[target] = (max(values) - min(values)) / median if median else 0.0
                 if min(values) > 0:
                     log_range[target] = math.log(max(values) / min(values))
+        others = [r["environment"]["cpu_during_run"]["other_cores"] for r in runs
+                  if (r.get("environment") or {}).get("cpu_during_run")]
         out.append(Observation(config_id, lib, runs[0].get("role", "held-out"), runs[0]["scenario"], measured,
-                               spread, len(runs), runs, log_range=log_range))
+                               spread, len(runs), runs, log_range=log_range,
+                               background_cores=float(np.median(others)) if others else None))
     return out

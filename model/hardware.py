@@ -26,6 +26,9 @@ def _fields() -> dict[str, Field]:
                               "(a laptop, a 2-core VM, this machine).", 0, 4096),
         "client_cores": _f(int, 16, "Cores per client host (when not co-located).", 1, 4096),
         "broker_cores": _f(int, 16, "Cores per broker host (when not co-located).", 1, 4096),
+        "background_cores": _f(float, 0.0, "Cores' worth of CPU other processes take on each client host (on the "
+                               "shared host when co-located) throughout the run: a noisy neighbour. `kafkasim "
+                               "measure` records it per run (environment.cpu_during_run.other_cores).", 0, 4096),
         "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
         "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
         "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "

@@ -8,6 +8,7 @@ skips the queue (nothing can wait there), which keeps the common case at one eve
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Generator
 
 import simpy
@@ -67,6 +68,34 @@ class Host:
         held = yield from self.acquire(gil)
         yield self.env.timeout(seconds)
         self.release(held, seconds)
+
+
+SLICE = 0.002   # threads that are not the producer's run in slices of this much CPU, so others get cores between
+
+
+def slices(host: Host, cpu_seconds: float, duty: float = 1.0, done=None) -> Generator:
+    """A passing thread's life: `cpu_seconds` of work (math.inf: until the run ends) in SLICE pieces, each
+    followed by enough idle time to keep it busy a `duty` fraction of the time; done(step) after each piece."""
+    idle = SLICE * (1.0 - duty) / duty
+    left = cpu_seconds
+    while left > 0:
+        step = min(SLICE, left)
+        yield from host.run(step)
+        left -= step
+        if done is not None:
+            done(step)
+        if idle > 0:
+            yield host.env.timeout(idle)
+
+
+def add_background(host: Host, cores: float) -> None:
+    """Other processes' load on a host (a noisy neighbour, whatever else a shared machine runs): `cores` cores'
+    worth of CPU for the whole run, on ⌈cores⌉ threads that contend for the host's cores like the producer's own.
+    Simplified: steady, where a real neighbour comes in bursts."""
+    threads = math.ceil(cores)
+    host.add_threads(threads, passing=True)
+    for _ in range(threads):
+        host.env.process(slices(host, math.inf, cores / threads))
 
 
 def trigger_at(env: simpy.Environment, event: simpy.Event, when: float) -> None:

@@ -10,36 +10,27 @@ in fixed proportion, and the slowdown falls linearly with the compilation done.
 """
 from __future__ import annotations
 
-from typing import Generator
-
 import simpy
 
-from kafkasim.model.host import Host
+from kafkasim.model.host import Host, slices
 
 C1_SHARE = 0.3      # of the compile CPU, on the C1 thread (measured 1.2 of 4.2 CPU-s; the rest is C2's)
-SLICE = 0.002       # compiler threads run in slices of this much CPU, so other threads get cores between them
 
 
 class JitCompiler:
     """The compiler threads of one producer JVM, started with it at time 0."""
 
     def __init__(self, env: simpy.Environment, host: Host, cpu_seconds: float, cold_factor: float):
-        self.host = host
         self.total = cpu_seconds
         self.done = 0.0
         self.cold = cold_factor
         host.add_threads(2, passing=True)
         for share in (C1_SHARE, 1 - C1_SHARE):
-            env.process(self._compile(share * cpu_seconds))
+            env.process(slices(host, share * cpu_seconds, done=self._compiled))
 
     def factor(self) -> float:
         """How many times its warm CPU cost the producer's Java code takes now."""
         return 1.0 + (self.cold - 1.0) * (1.0 - self.done / self.total)
 
-    def _compile(self, seconds: float) -> Generator:
-        left = seconds
-        while left > 0:
-            step = min(SLICE, left)
-            yield from self.host.run(step)
-            left -= step
-            self.done += step
+    def _compiled(self, seconds: float) -> None:
+        self.done += seconds

@@ -82,6 +82,22 @@ def test_load_observations_takes_medians_and_spread(tmp_path):
     assert obs.measured["request-latency-avg"] == 3.0
     assert obs.repeats == 3
     assert obs.log_range["records_per_sec"] == pytest.approx(math.log(120 / 100))
+    assert obs.background_cores is None                       # not recorded: the fit assumes a quiet host
+
+
+def test_runs_are_simulated_with_the_other_load_measured_during_them(tmp_path):
+    """Other processes' CPU during the runs (their median) becomes hardware.background_cores when it is more than
+    the machine's own bookkeeping."""
+    def store(others):
+        rows = [{"client": {"library": "java"}, "config_id": "c1", "ok": True, "scenario": dict(BASE),
+                 "result": {"records_per_sec": 100.0},
+                 "environment": {"cpu_during_run": {"busy_cores": 1.9, "other_cores": other}}} for other in others]
+        path = tmp_path / "runs.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in rows))
+        (obs,) = load_observations(path)
+        return scenario_for(obs, "local-2core", {}, 1000).hardware["background_cores"]
+    assert store([0.4, 0.9, 0.6]) == pytest.approx(0.6)
+    assert store([0.01, 0.02, 0.3]) == 0.0
 
 
 def test_a_figure_its_repeats_cannot_agree_on_counts_less():

@@ -295,3 +295,19 @@ def test_jit_compilers_take_cores_from_a_crowded_host():
     assert cold.perf_test["p99_ms"] > 3 * warm.perf_test["p99_ms"]
     assert cold.metrics["request-latency-avg"] > 2 * warm.metrics["request-latency-avg"]
     assert cold.perf_test["records_per_sec"] == pytest.approx(warm.perf_test["records_per_sec"], rel=0.01)
+
+
+def test_background_load_takes_its_share_of_the_cores_it_shares():
+    """Other processes' load (hardware.background_cores) costs nothing on a client host with cores to spare, and on
+    2 cores shared with the broker it takes its share: one core of background leaves an unthrottled run, which
+    needs both cores, about 2/3 of them (3 busy threads on 2 cores), so throughput falls by roughly a third."""
+    base = {**PLAIN, "workload.records": 20000, "producer.linger.ms": 0, "hardware.worker.record_us": 20.0}
+    spare = capture(scenario(base)).result
+    assert capture(scenario(base, **{"hardware.background_cores": 1.5})).result.perf_test == spare.perf_test
+    shared = {**base, "hardware.colocated_cores": 2, "hardware.broker.request_us": 300.0}
+    alone = capture(scenario(shared)).result.perf_test["records_per_sec"]
+    loaded = capture(scenario(shared, **{"hardware.background_cores": 1.0}))
+    ratio = loaded.result.perf_test["records_per_sec"] / alone
+    assert 0.5 < ratio < 0.85, ratio
+    host = loaded.producers[0][3]
+    assert host.busy_seconds > 0.95 * 2 * loaded.env.now                 # the two cores stayed busy throughout
