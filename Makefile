@@ -30,12 +30,14 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
 
-# Fit model/profiles/local-2core.yaml to validation/data/local.jsonl (Java first: it fits the brokers' costs too;
+# Fit model/profiles/local-2core.yaml to validation/data/local-quiet.jsonl (Java first: it fits the brokers' costs too;
 # kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 15 min on 2 cores).
 fidelity: $(STAMP)
-	$(BIN)/kafkasim validate --client java --base-profile validation/profiles/local-2core-start.yaml \
+	$(BIN)/kafkasim validate validation/data/local-quiet.jsonl --client java \
+	    --base-profile validation/profiles/local-2core-start.yaml \
 	    --profile model/profiles/local-2core.yaml --max-evaluations 80
-	$(BIN)/kafkasim validate --client kafka-python --base-profile model/profiles/local-2core.yaml \
+	$(BIN)/kafkasim validate validation/data/local-quiet.jsonl --client kafka-python \
+	    --base-profile model/profiles/local-2core.yaml \
 	    --profile model/profiles/local-2core.yaml --max-evaluations 40
 
 clean:

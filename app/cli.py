@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--max-evaluations", type=int, default=60)
     calibrate.set_defaults(func=cmd_calibrate)
     validate = sub.add_parser("validate", help="fit on calibration runs, predict held-out runs, write a report")
-    validate.add_argument("runs", nargs="?", default="validation/data/local.jsonl", help="run store (JSONL)")
+    validate.add_argument("runs", nargs="?", default="validation/data/local-quiet.jsonl",
+                          help="run store (JSONL; default: the reference data set)")
     validate.add_argument("--matrix", default="validation/matrices/local.yaml",
                           help="matrix file whose roles split calibration from held-out (default: the local one)")
     validate.add_argument("--client", default="java", choices=("java", "kafka-python"))

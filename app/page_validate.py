@@ -72,7 +72,7 @@ def _init() -> None:
             start["v_cap"] = int(params.get("cap", DEFAULT_CAP))
         except ValueError:
             pass
-        local = ui_fidelity.MATRIX_DIR / f"{ui_fidelity.REFERENCE}.yaml"
+        local = ui_fidelity.MATRIX_DIR / f"{ui_fidelity.REFERENCE_MATRIX}.yaml"
         start["v_matrix"] = str(local) if local.is_file() else NO_MATRIX
         if params.get("matrix"):
             start["v_matrix"] = NO_MATRIX if params["matrix"] == "none" else ui_fidelity.resolved(params["matrix"])

@@ -16,7 +16,8 @@ from kafkasim.validation.report import Row, error_by_factor, run_noise
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "validation" / "data"
-REFERENCE = "local"     # the reference data set: validation/data/local.jsonl, split by validation/matrices/local.yaml
+REFERENCE = "local-quiet"      # the reference data set: validation/data/local-quiet.jsonl, ...
+REFERENCE_MATRIX = "local"     # ... split into calibration and held-out by validation/matrices/local.yaml
 MATRIX_DIR = ROOT / "validation" / "matrices"
 REPORT_DIR = ROOT / "validation" / "reports"
 UPLOAD_DIR = Path(tempfile.gettempdir()) / "kafkasim-app-uploads"

@@ -153,7 +153,7 @@ def relative(a: float, b: float) -> float:
 def tiny_store(tmp_path) -> Path:
     """A run store of four Java runs from the reference data set, whatever it holds now: two repeats of an
     unthrottled configuration marked calibration, one of another marked held-out, one of a throttled one held-out."""
-    runs = [r for r in map(json.loads, (ROOT / "validation" / "data" / "local.jsonl").read_text().splitlines())
+    runs = [r for r in map(json.loads, (ROOT / "validation" / "data" / "local-quiet.jsonl").read_text().splitlines())
             if r.get("ok", True) and r.get("result") and r["client"]["library"] == "java"]
     by_config: dict[str, list[dict]] = {}
     for r in runs:

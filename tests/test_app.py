@@ -424,7 +424,7 @@ def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
 
 # --- Validate ---------------------------------------------------------------------------------------------------
 
-RUNS = ROOT / "validation" / "data" / "local.jsonl"
+RUNS = ROOT / "validation" / "data" / "local-quiet.jsonl"
 VALIDATE_CAP = "2000"      # records per configuration: a tiny store predicts in about a second
 
 
@@ -458,7 +458,7 @@ def test_validate_shows_the_reference_runs_with_the_matrix_roles():
     assert at.selectbox(key="v_store").value == str(RUNS)
     assert at.selectbox(key="v_client").value == "java"
     profile = at.selectbox(key=f"v_profile:{RUNS}:java").value
-    fitted = ui_fidelity.REPORT_DIR / "local-java-profile.yaml"
+    fitted = ui_fidelity.REPORT_DIR / "local-quiet-java-profile.yaml"
     assert profile == (str(fitted) if fitted.is_file() else ui_fidelity.BASE_PROFILE)
     table = at.dataframe[0].value
     observations = load_observations(RUNS, library="java")
@@ -472,13 +472,13 @@ def test_validate_shows_the_reference_runs_with_the_matrix_roles():
 
 
 def test_validate_url_names_the_store_client_profile_and_cap():
-    at = validate_page(runs="validation/data/local.jsonl", client="kafka-python", cap="3000",
-                       profile="validation/reports/local-kafka-python-profile.yaml")
+    at = validate_page(runs="validation/data/local-quiet.jsonl", client="kafka-python", cap="3000",
+                       profile="validation/reports/local-quiet-kafka-python-profile.yaml")
     no_traceback(at)
     assert at.selectbox(key="v_store").value == str(RUNS)
     assert at.selectbox(key="v_client").value == "kafka-python"
     profile = at.selectbox(key=f"v_profile:{RUNS}:kafka-python")
-    fitted = str(ui_fidelity.REPORT_DIR / "local-kafka-python-profile.yaml")
+    fitted = str(ui_fidelity.REPORT_DIR / "local-quiet-kafka-python-profile.yaml")
     assert profile.value == (fitted if Path(fitted).is_file() else ui_fidelity.BASE_PROFILE)
     assert at.number_input(key="v_cap").value == 3000
     assert set(at.dataframe[0].value["config"]) == {o.config_id for o in load_observations(RUNS, "kafka-python")}

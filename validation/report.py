@@ -11,7 +11,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from kafkasim.calibration.fit import Fit, fit, job_count, scenario_for, simulator
+from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
 from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 
@@ -223,13 +223,16 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
     ]
     lines += [f"| {k} | {v:.4g} | {math.exp(fitted.sigma_log[k]):.2f} |" for k, v in fitted.values.items()]
     lines += [f"| {k} (measured directly) | {v:.3g} | |" for k, v in fitted.fixed.items()]
-    lines += ["", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "Other load is the CPU other processes took during the runs (median, cores; – where not recorded): "
+              "predictions include it when it is at least " + f"{QUIET_CORES} cores.",
+              "", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 "
+              "| other load |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m, p = r.obs.measured.get("records_per_sec", 0), r.pred.get("records_per_sec", 0)
+        other = "–" if r.obs.background_cores is None else f"{r.obs.background_cores:.2f}"
         lines.append(f"| {r.obs.config_id} | {r.role} | {m:,.0f} | {p:,.0f} | {100 * (p / m - 1):+.0f} % | "
                      f"{100 * r.obs.spread.get('records_per_sec', 0):.0f} % | {r.obs.measured.get('p99_ms', 0):,.0f} | "
-                     f"{r.pred.get('p99_ms', 0):,.0f} |")
+                     f"{r.pred.get('p99_ms', 0):,.0f} | {other} |")
     lines += [""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
 
