@@ -47,6 +47,7 @@ class Host:
         for resource in (gil, self.cpu):
             if resource is not None:
                 request = resource.request()
+                request.asked_at = start      # (a thread holding the GIL drops it once a waiter has waited long)
                 held.append((resource, request))
                 yield request
         self.wait_seconds += self.env.now - start

@@ -15,6 +15,10 @@ import simpy
 from kafkasim.model.host import Host, slices
 
 C1_SHARE = 0.3      # of the compile CPU, on the C1 thread (measured 1.2 of 4.2 CPU-s; the rest is C2's)
+# Compilation is not one burst: methods turn hot as the run goes, and each compiler thread works about half the
+# time. Measured here (python -m kafkasim.validation.jit, 64 KiB batches, 1 and 6 partitions, 2026-11-22): C2 took
+# 0.4-0.6 cores in every second of the first 8-15 s, C1 0.2-0.45 cores in its first 3 s.
+DUTY = 0.5
 
 
 class JitCompiler:
@@ -26,7 +30,7 @@ class JitCompiler:
         self.cold = cold_factor
         host.add_threads(2, passing=True)
         for share in (C1_SHARE, 1 - C1_SHARE):
-            env.process(slices(host, share * cpu_seconds, done=self._compiled))
+            env.process(slices(host, share * cpu_seconds, DUTY, done=self._compiled))
 
     def factor(self) -> float:
         """How many times its warm CPU cost the producer's Java code takes now."""

@@ -24,6 +24,8 @@ from kafkasim.model.records import Records
 
 SHARED_CHUNK = 8          # with several threads: small chunks, so threads meet on the same sticky partition and
                           # its lock at close to Java's per-record granularity
+GIL_SWITCH = 0.005        # sys.getswitchinterval(): how long a thread waits for the GIL before the holder must drop it
+GIL_CHECK = 0.001         # a Python worker's chunks are at most this long, so it notices such a wait in time
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
 
 
@@ -93,9 +95,10 @@ class WorkerThread:
         # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
         self.native = values * costs.compress_byte if jit is not None else None
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
-        if gil is not None:           # CPython switches threads every 5 ms: no chunk holds the GIL longer
+        self.gil_held = None          # the GIL request this thread holds between chunks (kafka-python)
+        if gil is not None:           # the GIL changes hands only between chunks: keep them short of the interval
             mean = np.full(count, self.cost[0]).mean() if fixed and count else self.cost.mean()
-            self.max_chunk = max(1, min(self.max_chunk, int(0.005 / max(float(mean), 1e-9))))
+            self.max_chunk = max(1, min(self.max_chunk, int(GIL_CHECK / max(float(mean), 1e-9))))
         self.process = env.process(self.run())
 
     def run(self) -> Generator:
@@ -110,6 +113,7 @@ class WorkerThread:
             self.send_seconds += self.costs.first_send
         while i < n:
             if release is not None and release[i] > env.now:
+                self._drop_gil()
                 start = env.now
                 yield env.timeout(release[i] - env.now)
                 self.sleep_seconds += env.now - start
@@ -135,6 +139,7 @@ class WorkerThread:
                     self._start_batch(first, allocated)
                 else:
                     try:
+                        self._drop_gil()
                         yield from self._wait_for_memory(first, allocated)
                     except BufferExhausted:
                         records.sent(lo + i, 1, t0, 0.0)
@@ -171,6 +176,7 @@ class WorkerThread:
                 records.sent(lo + i, k, t0, spacing)
             self.send_seconds += env.now - t0
             i += k
+        self._drop_gil()
 
     # --- pieces of one chunk
     def _wait_for_memory(self, partition: int, allocated: int) -> Generator:
@@ -237,11 +243,23 @@ class WorkerThread:
         spaced (each record's own cost would shift them by less than a record's time)."""
         total = self._chunk_cost(i, k)
         asked = self.env.now
-        held = yield from self.host.acquire(self.gil)
+        if self.gil is not None and self.gil_held is None:
+            self.gil_held = self.gil.request()
+            yield self.gil_held
+        held = yield from self.host.acquire()
         self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
+        if self.gil_held is not None and self.gil.queue and self.env.now - self.gil.queue[0].asked_at >= GIL_SWITCH:
+            self._drop_gil()
+
+    def _drop_gil(self) -> None:
+        """CPython's GIL: a running thread keeps it until it blocks (sleeps, waits) or until another thread has
+        waited the switch interval for it; only then does the Sender's thread get to run."""
+        if self.gil_held is not None:
+            self.gil.release(self.gil_held)
+            self.gil_held = None
 
     def _append_shared(self, parts, i: int, k: int) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
