@@ -159,8 +159,8 @@ class Bounds:
 
     def send_seconds(self, st: Settings) -> float:
         h = self.hw
-        t = (h["worker.record_us"] + h["worker.lock_us"] + h["worker.metadata_lock_us"]) * 1e-6 \
-            + h["worker.byte_ns"] * 1e-9 * self.size
+        t = (h["worker.record_us"] + h["worker.app_us"] + h["worker.lock_us"]
+             + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
         if st.compression != "none":
             t += h[f"compression.{st.compression}.byte_ns"] * 1e-9 * self.size   # Java compresses in send()
         return t
@@ -172,7 +172,8 @@ class Bounds:
         if threads > 1:
             # The sticky partitioners send every thread to the same partition until its batch is full, so the
             # partition's deque lock serialises the producer's appends; the producer-wide lock always does.
-            deque = h["worker.lock_us"] + h["worker.contention_us"] * (threads - 1)
+            # Each append there follows another thread's, so it also pays the transfer of the batch's cache lines.
+            deque = h["worker.lock_us"] + h["worker.transfer_us"] + h["worker.contention_us"] * (threads - 1)
             meta = h["worker.metadata_lock_us"] + h["worker.metadata_contention_us"] * (threads - 1)
             if deque > 0:
                 out["partition deque lock"] = producers / (deque * 1e-6)

@@ -37,12 +37,17 @@ def _fields() -> dict[str, Field]:
         # worker thread (the thread calling send())
         "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
                                "bookkeeping.", 0, 10**6),
+        "worker.app_us": _f(float, 0.0, "CPU per record the application itself spends between send() calls "
+                            "(building the record, a load generator's own loop): busy, but not in send().",
+                            0, 10**6),
         "worker.byte_ns": _f(float, 0.2, "CPU per record byte copied into the batch.", 0, 10**6),
         "worker.lock_us": _f(float, 0.5, "Time per record holding the partition deque lock (append).", 0, 10**6),
         "worker.metadata_lock_us": _f(float, 0.3, "Time per record holding the producer-wide lock "
                                       "(metadata, partitioner state).", 0, 10**6),
         "worker.contention_us": _f(float, 0.0, "Extra time per record under the partition deque lock for each "
                                    "other thread waiting on it (cache-line transfer, lock inflation).", 0, 10**6),
+        "worker.transfer_us": _f(float, 0.0, "Extra time per record under the partition deque lock when another "
+                                 "thread held it last (the batch's cache lines move between cores).", 0, 10**6),
         "worker.metadata_contention_us": _f(float, 0.0, "Extra time per record under the producer-wide lock for "
                                             "each other thread waiting on it.", 0, 10**6),
         "worker.first_send_ms": _f(float, 0.0, "How long the first send() of a freshly started producer blocks "

@@ -137,24 +137,41 @@ def done(resource: simpy.Resource | None, request) -> None:
 
 class ContendedLock:
     """A Java monitor: holders are serialised, and every extra waiter makes each hold slower
-    (cache-line transfer and lock inflation), so throughput falls as threads are added (Kontur VII, XV)."""
+    (cache-line transfer and lock inflation), so throughput falls as threads are added (Kontur VII, XV).
 
-    def __init__(self, env: simpy.Environment, hold_per_record: float, contention_per_record: float):
+    `transfer`: what a hold costs more when another thread held the lock last, waiting or not. A partition's
+    appends run under `synchronized (dq)` (RecordAccumulator.append → tryAppend → ProducerBatch.tryAppend →
+    MemoryRecordsBuilder.append), writing the open batch's buffer, its compression stream and its counters: after
+    another thread's append those cache lines sit in that thread's core and must come over first (Kontur VI, VII:
+    threads sharing the sticky partition). A thread alone on its deque (one thread, or partitions of its own)
+    never pays it.
+    """
+
+    def __init__(self, env: simpy.Environment, hold_per_record: float, contention_per_record: float,
+                 transfer_per_record: float = 0.0):
         self.env = env
         self.hold = hold_per_record
         self.contention = contention_per_record
+        self.transfer = transfer_per_record
+        self.holder = None            # the thread that held it last
         self.lock = simpy.Resource(env, capacity=1)
         self.wait_seconds = 0.0
         self.held_seconds = 0.0
 
-    def hold_for(self, records: int, on_acquire=None) -> Generator:
-        """Hold the lock for `records` appends; on_acquire(start, seconds_per_record) runs once it is held."""
+    def hold_for(self, records: int, on_acquire=None, holder=None) -> Generator:
+        """Hold the lock for `records` appends by thread `holder`; on_acquire(start, seconds_per_record) runs
+        once it is held."""
         start = self.env.now
         with self.lock.request() as request:
             request.asked_at = start
             yield request
             self.wait_seconds += self.env.now - start
             per_record = self.hold + self.contention * len(self.lock.queue)
+            if self.holder is not holder and self.holder is not None:
+                # Every record of the hold pays it: threads contending for a deque interleave record by record in
+                # Java. (A chunk that merely follows another thread's, uncontended, pays it too: a small overcharge.)
+                per_record += self.transfer
+            self.holder = holder
             if on_acquire is not None:
                 on_acquire(self.env.now, per_record)
             held = records * per_record

@@ -282,7 +282,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
     core_wait = sum(wk.core_wait_seconds for wk in workers)
     # A worker waiting for a core is held back by the host's CPU, not by its own work.
-    worker_busy = sum(wk.send_seconds for wk in workers) - lock_wait - pool_wait - core_wait
+    worker_busy = sum(wk.send_seconds + wk.app_seconds for wk in workers) - lock_wait - pool_wait - core_wait
     util = {
         "worker threads": worker_busy / (elapsed * threads),
         "lock contention": lock_wait / (elapsed * threads),
@@ -306,6 +306,9 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     if cpu:
         util["shared cpu" if shared_host else "host cpu"] = max(cpu)
     lat = metrics["request-latency-avg"]
+    count = max(1, sum(wk.count for wk in workers))
+    per_send = sum(wk.send_seconds for wk in workers) / count
+    per_app = sum(wk.app_seconds for wk in workers) / count
     evidence = {
         "sender in-flight window": (
             f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {s.cluster.brokers} "
@@ -313,9 +316,10 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * s.cluster.brokers * s.producers:.0f}/s reached "
             f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"),
         "worker threads": (
-            f"each send() takes {sum(wk.send_seconds for wk in workers) / max(1, sum(wk.count for wk in workers)) * 1e6:.2f} us, "
-            f"so {threads} thread{'s' if threads > 1 else ''} cap at "
-            f"≈ {threads / max(1e-12, sum(wk.send_seconds for wk in workers) / max(1, sum(wk.count for wk in workers))):.0f} records/s"),
+            f"each send() takes {per_send * 1e6:.2f} us"
+            + (f" and the application {per_app * 1e6:.2f} us between sends" if per_app else "")
+            + f", so {threads} thread{'s' if threads > 1 else ''} cap at "
+            f"≈ {threads / max(1e-12, per_send + per_app):.0f} records/s"),
         "lock contention": (
             f"{threads} threads wait {util['lock contention']:.0%} of their time for the partition deque and "
             f"producer locks ({s.topic.partitions} partitions)"),

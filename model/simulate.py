@@ -163,11 +163,13 @@ def simulate(s: Scenario) -> Result:
             lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
             contention=hw.seconds("worker.contention_us"),
             metadata_contention=hw.seconds("worker.metadata_contention_us"),
+            transfer=hw.seconds("worker.transfer_us"), app=hw.seconds("worker.app_us"),
             # waitOnMetadata: connect (TCP handshake), ApiVersions and Metadata are a round trip each
             first_send=(hw.seconds("worker.first_send_ms") + 6 * one_way) if hw["worker.first_send_ms"] > 0 else 0.0)
         host.add_threads(s.threads + 1)     # worker threads and the Sender
         many = s.threads > 1
-        partition_locks = ([ContendedLock(env, costs.lock, costs.contention) for _ in range(s.topic.partitions)]
+        partition_locks = ([ContendedLock(env, costs.lock, costs.contention, costs.transfer)
+                            for _ in range(s.topic.partitions)]
                            if many else None)
         metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
         workers = []

@@ -4,7 +4,8 @@ A worker sends its records in *chunks*: the records it can send back to back wit
 the throttle would sleep, a batch is full, or the partitioner switches. A chunk costs one or a few SimPy events;
 inside it, each record's send() start and append time are computed with numpy. Each record's send() costs
 per-record and per-byte CPU, the streaming compression of its bytes (Java), and time under the partition's
-deque lock and the producer-wide lock; threads contend on those locks. A new batch needs BufferPool memory, and
+deque lock and the producer-wide lock; threads contend on those locks. Between sends the application does its own
+work (worker.app_us): the thread is busy, but not in send(). A new batch needs BufferPool memory, and
 send() blocks for it up to max.block.ms.
 """
 from __future__ import annotations
@@ -50,6 +51,8 @@ class WorkerCosts:
     metadata_lock: float     # seconds per record under the producer-wide lock
     contention: float        # extra seconds per record per thread waiting on the same deque lock
     metadata_contention: float   # the same for the producer-wide lock
+    transfer: float = 0.0    # extra seconds per record under a deque lock another thread held last
+    app: float = 0.0         # seconds per record of the application's own work between send() calls
     first_send: float = 0.0  # seconds the first send() blocks for the topic's metadata (0: a warm producer)
 
 
@@ -78,6 +81,7 @@ class WorkerThread:
         self.metadata_lock = metadata_lock
         self.stop_at = stop_at
         self.send_seconds = 0.0       # time inside send(): CPU, lock and core waits, buffer waits
+        self.app_seconds = 0.0        # the application's own work between sends (busy, but not in send())
         self.sleep_seconds = 0.0      # time asleep in the throttle
         self.lock_wait_seconds = 0.0
         self.core_wait_seconds = 0.0  # waiting for a core (or the GIL) the host is short of
@@ -88,7 +92,7 @@ class WorkerThread:
         fixed = accumulator.fixed_size is not None
         values = records.value_size[first_id:first_id + (1 if fixed else count)]
         self.cost = values * (costs.byte + costs.compress_byte)
-        self.cost += costs.record
+        self.cost += costs.record + costs.app
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
             self.cost += costs.lock
             self.cost += costs.metadata_lock
@@ -174,7 +178,9 @@ class WorkerThread:
                     records.sent(lo + 1, k - 1, t0, spacing, offset=1)
             else:
                 records.sent(lo + i, k, t0, spacing)
-            self.send_seconds += env.now - t0
+            app = k * self.costs.app
+            self.app_seconds += app
+            self.send_seconds += env.now - t0 - app
             i += k
         self._drop_gil()
 
@@ -275,7 +281,8 @@ class WorkerThread:
 
             def append(now, per_record, p=p, positions=positions):
                 self._append(p, i, k, now + per_record, per_record, positions, locked=True)
-            yield from self.partition_locks[p].hold_for(count, append)
+            yield from self.partition_locks[p].hold_for(count, append, self)
+        # (beyond the bare holds: queueing, and what sharing costs, per waiter and per transfer)
         self.lock_wait_seconds += (self.env.now - start) - k * (self.costs.metadata_lock + self.costs.lock)
 
     def _append(self, parts, i: int, k: int, first: float, spacing: float, positions=None,

@@ -285,7 +285,7 @@ def test_contended_locks_chunked_and_record_by_record_agree():
     flat = {"threads": 3, "client.version": "2.4", "producer.acks": "1", "producer.batch.size": 65536,
             "producer.linger.ms": 5, "topic.partitions": 6, "workload.records": 10000, "workload.throughput": -1,
             "workload.record_size": 256, "hardware.worker.record_us": 0.2, "hardware.worker.byte_ns": 0,
-            "hardware.worker.lock_us": 2.0, "hardware.worker.contention_us": 0.5,
+            "hardware.worker.lock_us": 1.0, "hardware.worker.transfer_us": 1.0, "hardware.worker.contention_us": 0.5,
             "hardware.worker.metadata_lock_us": 1.0, "hardware.worker.metadata_contention_us": 0.1}
     coarse, fine = run(flat), run(flat, **{"model.max_chunk": 1})
     assert coarse.utilisation["lock contention"] > 0.2 and fine.utilisation["lock contention"] > 0.2

@@ -113,12 +113,13 @@ def test_kontur_I_more_partitions_raise_the_sender_ceiling():
 
 
 def test_kontur_IV_one_worker_thread_caps_throughput():
-    """IV: one thread, 3.6 us in send() caps at ≈ 1e6 / 3.6 ≈ 280k records/s (published 282.6k)."""
+    """IV: one thread at a 500k target reaches 282.6k, the worker thread's limit as the talk reads it
+    (1e6 / 3.6 us ≈ 278k): the thread is busy almost all the time, in send() and in the application's own work."""
     iv = kontur("IV", 60000)
     assert iv.verdict["bottleneck"] == "worker threads"
-    assert iv.worker_latency_us == pytest.approx(3.6, rel=0.15)
-    assert rate(iv) == pytest.approx(1e6 / iv.worker_latency_us, rel=0.1)
-    assert rate(iv) < 0.7 * 500000
+    assert iv.utilisation["worker threads"] > 0.85
+    per_record = iv.worker_latency_us + example("kontur-2020/IV.yaml").hardware["worker.app_us"]
+    assert rate(iv) < 1e6 / per_record and rate(iv) < 0.7 * 500000
 
 
 def test_kontur_VII_three_threads_on_six_partitions_contend_for_locks():
@@ -128,15 +129,15 @@ def test_kontur_VII_three_threads_on_six_partitions_contend_for_locks():
     assert vii.worker_latency_us > kontur("IV", 60000).worker_latency_us     # published 6.7 vs 3.6 us
 
 
-@pytest.mark.xfail(strict=False, reason="model does not show it: IV and V both run at the one thread's cap "
-                   "(3.6 us in send(), ≈ 273k records/s, a short queue in both), since kontur-2020 reads IV's 3.6 us "
-                   "as the thread's own cost; the talk's V (2.4 us, 343.5k, 34.5 vs 963 ms of record-queue-time) "
-                   "says IV's 3.6 us ≈ 1/282.6k was mostly waiting for buffer memory behind the sender, see "
-                   "tests/test_reproduce.py KONTUR_MISSES")
 def test_kontur_V_more_partitions_shorten_the_queues():
+    """IV → V (3 → 6 partitions, one thread): each request carries a batch of both the broker's partitions, so the
+    backlog IV built behind the sender's window drains (record-queue-time 963 → 34.5 ms) and V runs at the thread's
+    own limit ("we hit the worker thread"), faster (282.6k → 343.5k)."""
     iv, v = kontur("IV", 120000), kontur("V", 120000)
+    assert v.metrics["records-per-request-avg"] > iv.metrics["records-per-request-avg"]
     assert v.metrics["record-queue-time-avg"] < 0.5 * iv.metrics["record-queue-time-avg"]
-    assert rate(v) > 1.1 * rate(iv)
+    assert v.verdict["bottleneck"] == "worker threads" and v.utilisation["worker threads"] > 0.9
+    assert rate(v) > 1.05 * rate(iv)
 
 
 def test_kontur_VI_a_second_thread_helps():
@@ -151,7 +152,8 @@ def test_kontur_VII_a_third_thread_hurts():
 
 def test_kontur_XV_many_threads_hurt():
     """XIII → XV (3 → 9 threads, disjoint partitions): 610.7k → 551.8k, contention on the producer-wide lock."""
-    xiii, xv = kontur("XIII", 120000), kontur("XV", 120000)
+    # (long enough that the last records' wait, 17 ms in XIII against 7 in XV, does not weigh on its rate)
+    xiii, xv = kontur("XIII", 240000), kontur("XV", 240000)
     assert rate(xv) < 0.95 * rate(xiii)
     assert xv.worker_latency_us > 2 * xiii.worker_latency_us          # published 15.2 vs 3.6 us
 

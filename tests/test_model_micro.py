@@ -325,3 +325,40 @@ def test_a_python_worker_keeps_the_gil_until_the_sender_has_waited_the_switch_in
                             "hardware.worker.record_us": 100.0, "hardware.worker.byte_ns": 0.0}))
     per_request = run.result.metrics["records-per-request-avg"]
     assert 45 <= per_request <= 65, per_request
+
+
+def test_a_deque_lock_another_thread_held_last_costs_the_transfer():
+    """A deque lock held 1 us a record, plus 0.5 us when another thread appended last: thread a appends 2 records
+    (nothing to transfer yet), a again 2 (still its own), then b 2 (a's batch moves to b's core) and a 1."""
+    import simpy
+    from kafkasim.model.host import ContendedLock
+
+    env = simpy.Environment()
+    lock = ContendedLock(env, 1e-6, 0.0, 0.5e-6)
+    log = []
+
+    def thread(name, records):
+        for n in records:
+            yield from lock.hold_for(n, lambda now, per_record: log.append((name, round(per_record * 1e6, 9))),
+                                     holder=name)
+
+    def run():
+        yield from thread("a", [2, 2])
+        yield from thread("b", [2])
+        yield from thread("a", [1])
+    env.process(run())
+    env.run()
+    assert log == [("a", 1.0), ("a", 1.0), ("b", 1.5), ("a", 1.5)]
+    assert env.now == pytest.approx((2 + 2 + 3 + 1.5) * 1e-6)
+
+
+def test_the_applications_own_work_is_busy_time_outside_send():
+    """worker.app_us: one thread, unthrottled, nothing else limiting: each record costs its send() plus the
+    application's own work between sends; perf-test's "time in send()" (worker_latency_us) leaves the latter out."""
+    flat = {**PLAIN, "workload.records": 2000, "workload.warmup_records": 0, "workload.throughput": -1,
+            "hardware.worker.record_us": 2.0, "hardware.worker.byte_ns": 0, "hardware.worker.lock_us": 0,
+            "hardware.worker.metadata_lock_us": 0}
+    base = capture(scenario(flat)).result
+    app = capture(scenario(flat, **{"hardware.worker.app_us": 1.0})).result
+    assert base.worker_latency_us == pytest.approx(2.0) and app.worker_latency_us == pytest.approx(2.0)
+    assert app.utilisation["worker threads"] == pytest.approx(base.utilisation["worker threads"] * 1.5, rel=0.05)

@@ -20,10 +20,11 @@ SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
 # (study, check name) -> why the model misses it today.
 KNOWN_MISSES = {
     ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
-        "the model keeps VIII–X within 1 % of each other (≈ 421–424k records/s; published 394.9k → 397.8k → 404.0k, "
-        "each ± 4–8k): three threads share one sticky partition whatever the partition count, so its ordering is "
-        "noise that a 0.6 % change flips (it passes by chance since the Sender's idle-flag fix of 4185884 moved X "
-        "from 421.9k to 424.5k: XPASS, no mechanism)",
+        "the model keeps VIII–X within 1 % of each other (397.1k → 395.9k → 399.4k records/s; published "
+        "394.9k → 397.8k → 404.0k, each ± 4–8k): three threads share one sticky partition (2.4's "
+        "StickyPartitionCache is the producer's) whatever the partition count, so its ordering is noise that a "
+        "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, fails by "
+        "chance since)",
     ("vm-2core", "latency falls from 8 to 16 to 32 KiB"):
         "the published means of the 16 and 32 KiB runs (119.7, 31.1 ms) come from their first 5-s window (153.6 and "
         "88.8 ms: metadata wait and a cold JVM at start-up) and one stall (16 KiB, 3rd window); their steady windows "
@@ -44,18 +45,9 @@ KNOWN_MISSES = {
         "batch.size, lowest at 50 KiB",
 }
 
-KONTUR_MISSES = {
-    "V": "the talk's own figures say IV was not worker-bound: its 3.6 us in send() ≈ 1/282.6k is the thread's whole "
-         "time, as I's 11.6 us ≈ 1/83.5k is (send() blocked in BufferPool.allocate behind the sender: "
-         "record-queue-time 963 ms; with 6 partitions each request carries 2 batches and V's queue falls to 34.5 "
-         "ms), so one thread costs 2.4 us in send() (V) plus ≈ 0.5 us of the application's own (1/343.5k = 2.9 "
-         "us). The profile takes IV's 3.6 us as the thread's cost, so the model gives 271k (−21 %). Tried: 2.4 us "
-         "in send() (deque lock 0.62 us) with 0.51 us outside it gives IV 280.1k (−0.9 %, sender-bound) and V "
-         "328.5k (−4.4 %) — IV's verdict then turns from the talk's 'worker threads' to the sender's window — but the producer-wide lock's 1.58 us a record (XIII, XV) then spaces three threads "
-         "out before the 0.62-us deque lock, which never queues: VII runs at 445.5k (+18 %) whatever "
-         "worker.contention_us; fitting VII needs a lock model where sharing a partition costs without a queue "
-         "(the batch's builder and lz4 state moving between cores), not in place yet",
-}
+# Kontur run -> why the model misses its 15 % today: none since V's thread was split into send() and the load
+# generator's own work (worker.app_us) and sharing a deque lock got its own cost (worker.transfer_us).
+KONTUR_MISSES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
