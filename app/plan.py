@@ -158,6 +158,7 @@ class Bounds:
         return self.per_batch(st) * batches
 
     def send_seconds(self, st: Settings) -> float:
+        """One thread's time a record: its send() and the application's own work between sends."""
         h = self.hw
         t = (h["worker.record_us"] + h["worker.app_us"] + h["worker.lock_us"]
              + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
