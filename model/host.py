@@ -89,14 +89,16 @@ def slices(host: Host, cpu_seconds: float, duty: float = 1.0, done=None) -> Gene
             yield host.env.timeout(idle)
 
 
-def add_background(host: Host, cores: float) -> None:
+def add_background(host: Host, cores: float) -> Host:
     """Other processes' load on a host (a noisy neighbour, whatever else a shared machine runs): `cores` cores'
-    worth of CPU for the whole run, on ⌈cores⌉ threads that contend for the host's cores like the producer's own.
-    Simplified: steady, where a real neighbour comes in bursts."""
+    worth of CPU for the whole run (none if 0), on ⌈cores⌉ threads that contend for the host's cores like the
+    producer's own. Simplified: steady, where a real neighbour comes in bursts. Returns the host."""
     threads = math.ceil(cores)
-    host.add_threads(threads, passing=True)
+    if threads:
+        host.add_threads(threads, passing=True)
     for _ in range(threads):
         host.env.process(slices(host, math.inf, cores / threads))
+    return host
 
 
 def trigger_at(env: simpy.Environment, event: simpy.Event, when: float) -> None:

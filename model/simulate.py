@@ -105,9 +105,8 @@ def simulate(s: Scenario) -> Result:
     values = record_sizes(s, rng(), total)
     records = Records(env, values, record_bytes(values, w.key_size) if total else values)
 
-    shared = Host(env, "shared", hw["colocated_cores"]) if hw["colocated_cores"] > 0 else None
-    if shared and hw["background_cores"] > 0:
-        add_background(shared, hw["background_cores"])
+    shared = (add_background(Host(env, "shared", hw["colocated_cores"]), hw["background_cores"])
+              if hw["colocated_cores"] > 0 else None)
     cluster = Cluster(env, s, shared, rng())
     proxy = hw["proxy_ms"] if s.network.proxy else 0.0
     one_way = (hw["rtt_ms"] + s.network.rtt_ms + proxy) / 2000.0
@@ -126,12 +125,7 @@ def simulate(s: Scenario) -> Result:
     connect = hw.seconds("sender.connect_ms") + 4 * one_way if hw["sender.connect_ms"] > 0 else 0.0
     producers = []
     for k in range(s.producers):
-        if shared is None:
-            host = Host(env, f"client-{k}", hw["client_cores"])
-            if hw["background_cores"] > 0:
-                add_background(host, hw["background_cores"])
-        else:
-            host = shared
+        host = shared or add_background(Host(env, f"client-{k}", hw["client_cores"]), hw["background_cores"])
         gil = simpy.Resource(env, capacity=1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
