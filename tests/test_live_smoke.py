@@ -84,6 +84,11 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
         cpu = run["environment"]["cpu_during_run"]      # where the host's CPU went: client, broker, the rest
         assert cpu["client_cores"] > 0.05 and cpu["cluster_cores"] > 0.05
         assert cpu["busy_cores"] >= cpu["client_cores"] + cpu["cluster_cores"] - 0.1
+    java_cpu = runs["java"]["environment"]["cpu_during_run"]
+    threads = java_cpu["client_threads"]                 # the JVM's threads' CPU-seconds by kind
+    assert threads["worker"] > 0 and threads["sender"] > 0 and threads["C2"] > 0
+    assert sum(threads.values()) <= java_cpu["client_cores"] * runs["java"]["seconds"] + 0.1
+    assert "client_threads" not in runs["kafka-python"]["environment"]["cpu_during_run"]
     assert runs["java"]["client"]["version"] == "4.3.1"
     assert runs["java"]["metrics"]["producer-metrics:record-send-total"] == runs["java"]["records_requested"]
 
@@ -101,15 +106,18 @@ def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, c
                                                                                      "throughput: 10000"))
     assert jit.main([str(scenario), "--bootstrap-server", broker.state.bootstrap]) == 0
     out = capsys.readouterr().out.splitlines()
-    samples = [line.split() for line in out if line[:5].strip().replace(".", "").isdigit()]
+    numbers = lambda fields: all(f.replace(".", "").isdigit() for f in fields)
+    samples = [line.split() for line in out if len(line.split()) == 8 and numbers(line.split())]
     assert len(samples) >= 2
     worker, sender, c1, c2 = (float(x) for x in samples[-1][1:5])
     assert worker > 0 and c1 > 0 and c2 > 0
     assert any(line.startswith("total: ") for line in out)
+    per_request = [line.split() for line in out if line.strip().startswith(("worker:", "sender:"))]
+    assert len(per_request) == 2 and all(float(line[1]) > 0 for line in per_request)
 
 
 def test_jit_thread_kinds():
-    from kafkasim.validation.jit import kind_of
+    from kafkasim.validation.environment import thread_kind as kind_of
 
     assert [kind_of(n) for n in ("C2 CompilerThre", "C1 CompilerThre", "kafka-producer-", "java", "GC Thread#0",
                                  "G1 Refine#0", "javaagent")] == ["C2", "C1", "sender", "worker", "gc", "gc", "other"]

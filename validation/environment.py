@@ -87,6 +87,40 @@ def own_processes_seconds() -> float:
     return total
 
 
+# A JVM's threads by kind, from their /proc comm (Linux keeps a name's first 15 characters).
+THREAD_KINDS = (("C1 Compiler", "C1"), ("C2 Compiler", "C2"), ("kafka-producer-", "sender"), ("java", "worker"),
+                ("G1 ", "gc"), ("GC ", "gc"))
+
+
+def thread_kind(name: str) -> str:
+    for prefix, kind in THREAD_KINDS:
+        if name == prefix or (prefix != "java" and name.startswith(prefix)):
+            return kind
+    return "other"
+
+
+class ThreadCpu:
+    """The CPU-seconds of a Java producer's threads by kind (worker: perf-test's main thread; sender; the C1 and
+    C2 compilers; gc; other), from readings of /proc taken while it runs. A thread that exits (the Sender, at
+    close) leaves its kind's sum: each kind keeps its highest reading, so the totals are short by at most the
+    CPU since the last reading."""
+
+    def __init__(self):
+        self.totals: dict[str, float] = {}
+
+    def sample(self, pid: int) -> dict[str, float] | None:
+        """Read process `pid`'s threads now; None once it has exited."""
+        now: dict[str, float] = {}
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                kind = thread_kind((task / "comm").read_text().strip())
+                now[kind] = now.get(kind, 0.0) + cpu_seconds(task / "stat")
+        except (FileNotFoundError, ProcessLookupError):
+            return None
+        self.totals = {k: max(now.get(k, 0.0), self.totals.get(k, 0.0)) for k in {*now, *self.totals}}
+        return now
+
+
 class CpuWatch:
     """Where this host's CPU went during one run, in cores (CPU-seconds per second): the client (this process's
     children), the cluster's processes on this host, and everything else — other work on a shared machine, which

@@ -1,47 +1,29 @@
-"""Where a fresh Java producer's CPU goes, second by second: `python -m kafkasim.validation.jit SCENARIO`.
+"""Where a fresh Java producer's CPU goes, thread by thread: `python -m kafkasim.validation.jit SCENARIO`.
 
 One perf-test run of the scenario's producer (as `kafkasim measure` runs it), with the CPU time of each of its JVM's
-threads read from /proc every second and summed by kind: the worker (perf-test's main thread), the Sender
-(kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest. The profile's
-jvm.jit_cpu_ms (the compilers' CPU) and jvm.cold_factor (the worker's early CPU per record over its later) come
-from this. Extra JVM options (e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Linux only.
+threads read from /proc every 50 ms and summed by kind: the worker (perf-test's main thread), the Sender
+(kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the brokers' CPU when
+kafkasim started them. It prints the running totals every --interval seconds, and at the end each thread's CPU
+per request, per record and per byte sent. The local-2core profile's measured costs come from this: the compilers'
+CPU (jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes
+and several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM
+options (e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Linux only.
 """
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
-from kafkasim.validation.environment import cpu_seconds
+from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.environment import ThreadCpu, cpu_seconds
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
 
-KINDS = (("C1 Compiler", "C1"), ("C2 Compiler", "C2"), ("kafka-producer-", "sender"), ("java", "worker"),
-         ("G1 ", "gc"), ("GC ", "gc"))
-
-
-def kind_of(thread_name: str) -> str:
-    """A thread's kind from its /proc comm (Linux keeps its first 15 characters)."""
-    for prefix, kind in KINDS:
-        if thread_name == prefix or (prefix != "java" and thread_name.startswith(prefix)):
-            return kind
-    return "other"
-
-
-def cpu_by_kind(pid: int) -> dict[str, float] | None:
-    """CPU seconds (user + system) so far of each kind of thread of process `pid`; None once it has exited."""
-    out: dict[str, float] = {}
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            kind = kind_of((task / "comm").read_text().strip())
-            out[kind] = out.get(kind, 0.0) + cpu_seconds(task / "stat")
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return out
+COLUMNS = ("worker", "sender", "C1", "C2", "gc", "other", "broker")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap-server", help="default: the cluster `kafkasim cluster up` started")
     parser.add_argument("--jvm-option", action="append", default=[], help="extra JVM option, e.g. "
                                                                           "-XX:TieredStopAtLevel=1")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between printed readings (default 1)")
     args = parser.parse_args(argv)
     pool = targets.ClusterPool()      # (a private cluster only if none is up)
     try:
@@ -66,21 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     java = cmd.index("java")
     cmd[java + 1:java + 1] = args.jvm_option
-    started = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    print("   s  " + "  ".join(f"{k:>6}" for k in ("worker", "sender", "C1", "C2", "gc", "other")) + "  (CPU-s so far)")
+    brokers = broker_pids(target, pool)
     try:
-        while proc.poll() is None:
-            cpu = cpu_by_kind(proc.pid)
-            if cpu:
-                print(f"{time.time() - started:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in
-                                                                   ("worker", "sender", "C1", "C2", "gc", "other")),
-                      flush=True)
-            time.sleep(1.0)
-        output = proc.stdout.read()
+        output, cpu, broker_cpu = _sample(cmd, brokers, args.interval, runners.time_limit(sc, sc.workload.records))
     finally:
-        if proc.poll() is None:
-            proc.kill()
         admin.delete_topic(lib, target.admin_bootstrap, topic)
         pool.close()
     parsed = parse(output)
@@ -91,7 +63,51 @@ def main(argv: list[str] | None = None) -> int:
     if total:
         print(f"total: {total.records_per_sec:,.0f} rec/s, p50 {total.latency_p50_ms:g} ms, "
               f"p99 {total.latency_p99_ms:g} ms")
+        _per_unit(cpu, broker_cpu, total.records, parsed.metrics)
     return 0
+
+
+def broker_pids(target, pool) -> list[int]:
+    """The brokers' processes, when kafkasim started them (their CPU is read too)."""
+    cluster = Cluster.load() if target.managed else pool.cluster
+    return cluster.running_pids() if cluster is not None else []
+
+
+def _sample(cmd: list[str], brokers: list[int], interval: float, limit: float) -> tuple[str, dict, float]:
+    """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
+    every `interval` seconds. Returns its output, its threads' CPU by kind and the brokers' CPU."""
+    threads = ThreadCpu()
+    broker_cpu = lambda: sum(cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in brokers)
+    broker_start = broker_cpu()
+    started = time.monotonic()
+    printed = [-interval]
+    print("   s  " + "  ".join(f"{k:>6}" for k in COLUMNS) + "  (CPU-s so far)")
+
+    def watch(pid: int) -> None:
+        now = time.monotonic() - started
+        cpu = threads.sample(pid)
+        if cpu and now - printed[0] >= interval:
+            printed[0] = now
+            print(f"{now:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in COLUMNS[:-1])
+                  + f"  {broker_cpu() - broker_start:6.2f}", flush=True)
+
+    out = runners.run(cmd, limit, watch)
+    return out.stdout, threads.totals, broker_cpu() - broker_start
+
+
+def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict) -> None:
+    """Each thread's CPU per request, per record and per KiB sent (requests and bytes from the producer's
+    metrics), the figures the profile's sender.*, worker.* and broker.* costs stand for."""
+    per_request = metrics.get("producer-metrics:records-per-request-avg")
+    sent = metrics.get("producer-metrics:outgoing-byte-total")
+    if not per_request or not sent or not records:
+        return
+    requests = records / per_request
+    print(f"{records} records in {requests:,.0f} requests, {sent / 2**20:,.1f} MiB sent")
+    for kind in ("worker", "sender", "broker"):
+        seconds = broker if kind == "broker" else cpu.get(kind, 0.0)
+        print(f"{kind:>7}: {seconds:6.2f} CPU-s = {seconds / requests * 1e6:8.1f} us/request = "
+              f"{seconds / records * 1e6:6.2f} us/record = {seconds / sent * 1e9:6.2f} ns/byte")
 
 
 if __name__ == "__main__":

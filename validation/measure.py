@@ -137,8 +137,12 @@ class Measurer:
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         env = environment.snapshot()
         cpu = environment.CpuWatch()
-        out = runners.run(cmd, runners.time_limit(sc, n))
+        threads = environment.ThreadCpu() if config.client == "java" else None
+        out = runners.run(cmd, runners.time_limit(sc, n), threads.sample if threads else None)
         env["cpu_during_run"] = cpu.stop(out.seconds)
+        if threads is not None and env["cpu_during_run"] is not None:
+            # the producer's threads' CPU-seconds by kind: what the model's per-thread costs stand for
+            env["cpu_during_run"]["client_threads"] = {k: round(v, 2) for k, v in sorted(threads.totals.items())}
         parsed = perftest.parse(out.stdout)
         total = parsed.total
         sent = total.records if total else 0

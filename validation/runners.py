@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 from kafkasim.validation.errors import UserError
@@ -111,15 +112,23 @@ def time_limit(sc, records: int) -> float:
     return 120 + records / crawl
 
 
-def run(cmd: list[str], timeout: float) -> RunOutput:
-    """Run one client; on timeout or Ctrl-C kill its whole process group, then re-raise Ctrl-C."""
+WATCH_EVERY = 0.05      # seconds between a watcher's looks at the running client
+
+
+def run(cmd: list[str], timeout: float, watch: Callable[[int], object] | None = None) -> RunOutput:
+    """Run one client; on timeout or Ctrl-C kill its whole process group, then re-raise Ctrl-C. watch(pid), if
+    given, is called every WATCH_EVERY seconds while the client runs (e.g. to read its threads' CPU)."""
     start = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
                                 start_new_session=True)
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
+            if watch is not None:
+                while proc.poll() is None and time.monotonic() - start < timeout:
+                    watch(proc.pid)
+                    time.sleep(WATCH_EVERY)
+            proc.wait(timeout=max(0.0, timeout - (time.monotonic() - start)))
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
