@@ -59,7 +59,10 @@ def _fields() -> dict[str, Field]:
                              "in its first seconds, competing for the client host's cores. 0 = a warm JVM.",
                              0, 10**7),
         "jvm.cold_factor": _f(float, 1.0, "How many times its warm CPU cost the producer's Java code takes before "
-                              "the JIT has compiled it (falling to 1 as jvm.jit_cpu_ms is spent).", 1, 100),
+                              "the JIT has compiled it (falling to 1 as each thread's path is used: see "
+                              "jvm.warm_invocations).", 1, 100),
+        "jvm.warm_invocations": _f(float, 300.0, "Runs through a thread's path (records for a worker, requests for "
+                                   "the Sender) over which its slowdown falls by a factor e.", 0, 10**9),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),
@@ -68,6 +71,9 @@ def _fields() -> dict[str, Field]:
                                 "broker to its first request there, beyond 2 round trips (TCP, ApiVersions): "
                                 "connecting and the cold first request path. 0 = connections already up.", 0, 10**6),
         "sender.record_us": _f(float, 0.1, "Sender CPU per record completed (the user callback).", 0, 10**6),
+        "sender.byte_ns": _f(float, 0.0, "Sender CPU per byte of request written to the socket (the kernel's "
+                             "send path; on loopback also the receiving side's, which runs on the sending thread).",
+                             0, 10**6),
         # broker
         "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
         "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",

@@ -1,14 +1,26 @@
 """A freshly started Java producer's JIT warm-up (HotSpot tiered compilation).
 
-A new JVM runs the producer's code interpreted and then as C1 code with profiling, while its compiler threads
-(C1 and C2) compile the hot methods. Both cost: the compiler threads take CPU from the client host's cores for
-the first seconds, and until compilation is done the producer's own code runs slower. On a small host shared
-with the brokers this decides perf-test's first seconds: measured here, a 10-second throttled run's p99 fell
-from ≈ 1 s to ≈ 30 ms with C2 turned off (-XX:TieredStopAtLevel=1), and its compiler threads used ≈ 4 CPU-s
-(`python -m kafkasim.validation.jit`). Simplified: the work is one amount of CPU shared by a C1 and a C2 thread
-in fixed proportion, and the slowdown falls linearly with the compilation done.
+A new JVM runs the producer's code interpreted, then as C1 code with profiling, and only after thousands of
+runs through a method as C2 code, while its compiler threads (C1 and C2) take CPU from the client host's cores.
+Both cost. On a small host shared with the brokers they decide perf-test's first seconds: measured here, a
+10-second throttled run's p99 fell from ≈ 1 s to ≈ 30 ms with C2 turned off (-XX:TieredStopAtLevel=1).
+
+Each thread's code warms with its own use, not with time: HotSpot compiles a method once it has been invoked
+often enough (Tier3InvocationThreshold 200, Tier4InvocationThreshold 5000). The worker's path runs once per
+record and warms within a few thousand records; the Sender's runs once per request, so at 60 records per request
+it stays slow for the first few thousand requests. Measured (python -m kafkasim.validation.jit, 1 record per
+request at 2000 rec/s, 2026-11-22): the Sender's CPU per request fell from ≈ 7× its final cost over the first
+1000 requests to 2.7× by 3000, 1.6× by 5000 and 1.3× by 13000: cold ≈ 8, e-folding ≈ 3000 requests. A throttled
+run's catch-up burst thus queues behind a cold Sender (record-queue-time-max ≈ p99, 400-600 ms), not a cold worker.
+
+Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
+records (worker) or requests (Sender): 1 + (cold − 1)·exp(−n / jvm.warm_invocations). Native work (the codecs'
+JNI code, the kernel's socket writes) is not slowed. The compilers are two passing threads that spend
+jvm.jit_cpu_ms between them, each busy half the time.
 """
 from __future__ import annotations
+
+import math
 
 import simpy
 
@@ -22,19 +34,27 @@ DUTY = 0.5
 
 
 class JitCompiler:
-    """The compiler threads of one producer JVM, started with it at time 0."""
+    """The compiler threads of one producer JVM, started with it at time 0, and how warm each path's code is."""
 
-    def __init__(self, env: simpy.Environment, host: Host, cpu_seconds: float, cold_factor: float):
-        self.total = cpu_seconds
-        self.done = 0.0
+    def __init__(self, env: simpy.Environment, host: Host, cpu_seconds: float, cold_factor: float,
+                 warm_invocations: float):
         self.cold = cold_factor
-        host.add_threads(2, passing=True)
-        for share in (C1_SHARE, 1 - C1_SHARE):
-            env.process(slices(host, share * cpu_seconds, DUTY, done=self._compiled))
+        self.warm = warm_invocations
+        self.runs = {"worker": 0, "sender": 0}       # records sent, requests built
+        if cpu_seconds > 0:
+            host.add_threads(2, passing=True)
+            for share in (C1_SHARE, 1 - C1_SHARE):
+                env.process(slices(host, share * cpu_seconds, DUTY))
 
-    def factor(self) -> float:
-        """How many times its warm CPU cost the producer's Java code takes now."""
-        return 1.0 + (self.cold - 1.0) * (1.0 - self.done / self.total)
-
-    def _compiled(self, seconds: float) -> None:
-        self.done += seconds
+    def factor(self, path: str, count: int = 1) -> float:
+        """How many times its warm CPU cost the next `count` runs through `path` ("worker": records, "sender":
+        requests) take, on average; counts them as run."""
+        n, w = self.runs[path], self.warm
+        self.runs[path] = n + count
+        if self.cold == 1.0:
+            return 1.0
+        if w <= 0:
+            return 1.0
+        # exp(-k / w) at k = n, or its mean over k = n .. n + count, as an integral
+        cold = math.exp(-n / w) if count == 0 else w / count * (math.exp(-n / w) - math.exp(-(n + count) / w))
+        return 1.0 + (self.cold - 1.0) * cold

@@ -30,6 +30,7 @@ class SenderCosts:
     batch: float             # per batch drained and completed
     record: float            # per record completed (the callback)
     compress_byte: float     # per byte compressed at drain (kafka-python), else 0
+    wire_byte: float = 0.0   # per byte of the request written to the socket
 
 
 class Sender:
@@ -138,13 +139,16 @@ class Sender:
                     if batches:
                         drained.append((conn, batches))
             if drained:
-                nbatches = nbytes = 0
+                nbatches = nbytes = wire = 0
                 for _, batches in drained:
                     nbatches += len(batches)
                     for batch in batches:
                         nbytes += batch.bytes
+                        wire += batch.size_on_wire
                 work = costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
-                busy += work if self.jit is None else work * self.jit.factor()
+                if self.jit is not None:
+                    work *= self.jit.factor("sender", len(drained))
+                busy += work + costs.wire_byte * wire       # (the kernel's socket writes: native, never cold)
                 # handle responses and build the requests, then write them
                 if busy > 0 and self.host.cpu is None and self.gil is None:   # (_work without its generator)
                     self.busy_seconds += busy
@@ -271,7 +275,7 @@ class Sender:
         start = self.env.now
         per_batch, per_record = self.costs.batch, self.costs.record
         if self.jit is not None:
-            slow = self.jit.factor()
+            slow = self.jit.factor("sender", 0)        # (responses: as warm as the requests built so far)
             per_batch, per_record = per_batch * slow, per_record * slow
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
         first = start + per_batch * nbatches + per_record

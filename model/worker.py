@@ -237,7 +237,7 @@ class WorkerThread:
             if cost is None:
                 cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
         if self.jit is not None:
-            slower = self.jit.factor() - 1.0
+            slower = self.jit.factor("worker", k) - 1.0
             if slower:
                 native = k * float(self.native[0]) if self.cost_of_length is not None else \
                     float(np.add.reduce(self.native[i:i + k]))

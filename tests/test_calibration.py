@@ -25,7 +25,7 @@ def warm(tmp_path_factory) -> str:
     """local-2core with a warm producer JVM (in 10,000-record runs a cold start would hide the broker's cost), and
     a broker cost per request of 300 us to start from (the weak prior then costs little at the truth)."""
     profile = load_profile("local-2core")
-    profile["clients"]["java"].update({"jvm.jit_cpu_ms": 0, "worker.first_send_ms": 0})
+    profile["clients"]["java"].update({"jvm.jit_cpu_ms": 0, "jvm.cold_factor": 1, "worker.first_send_ms": 0})
     profile["hardware"]["broker.request_us"] = 300.0
     path = tmp_path_factory.mktemp("profiles") / "local-2core-warm.yaml"
     path.write_text(yaml.safe_dump(profile))
