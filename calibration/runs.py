@@ -40,6 +40,10 @@ class Observation:
     def throttled(self) -> bool:
         return float(self.scenario.get("workload.throughput", -1)) > 0
 
+    def run_values(self, target: str) -> list[float]:
+        """`target` in each single run that has it."""
+        return [v for v in (_value(run, TARGETS[target]) for run in self.runs) if v is not None]
+
     @property
     def emulated(self) -> bool:
         """Measured through `kafkasim measure`'s network emulation (added RTT or a bandwidth cap, via toxiproxy)."""

@@ -23,7 +23,7 @@ from kafkasim.calibration.runs import Observation, load_observations  # noqa: E4
 from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
 from kafkasim.validation.report import (FACTORS, Row, error_by_factor, predict_all, role_of,  # noqa: E402
-                                        roles_from_matrix)
+                                        roles_from_matrix, summarise)
 
 from conftest import ROOT  # noqa: E402
 
@@ -603,6 +603,15 @@ def test_validate_tables_and_factors_come_from_the_report_helpers(tiny_store):
     seen = []
     predict_all(observations[:1], "local-2core", 1000, progress=lambda done, total, obs: seen.append((done, total)))
     assert seen == [(0, 1)]
+
+
+def test_the_summary_shows_throttled_p99_beside_how_far_single_runs_repeat():
+    runs = [{"result": {"latency_p99_ms": p99, "records_per_sec": 1000.0}} for p99 in (100.0, 400.0, 200.0)]
+    throttled = Observation("t", "java", "held-out", {"workload.throughput": 1000},
+                            {"p99_ms": 200.0, "records_per_sec": 1000.0}, {}, 3, runs)
+    s = summarise([Row(throttled, "held-out", {"p99_ms": 300.0, "records_per_sec": 1000.0})])
+    assert s["throttled_p99_ratios"] == [1.5]
+    assert s["throttled_p99_run_ratios"] == [(0.5, 2.0)]
 
 
 def test_error_by_factor_orders_values_by_number():

@@ -114,7 +114,16 @@ def summarise(rows: list[Row]) -> dict:
         "p50_ratio_median": _median_ratio(held, "p50_ms"),
         "p99_ratio_median": _median_ratio(held, "p99_ms"),
         "throttled_p99_ratios": [round(r.ratio("p99_ms"), 3) for r in throttled if r.ratio("p99_ms") is not None],
+        # the same figure for each single run against its configuration's median: how far p99 itself repeats
+        "throttled_p99_run_ratios": [_run_ratios(r.obs, "p99_ms") for r in throttled
+                                     if r.ratio("p99_ms") is not None],
     }
+
+
+def _run_ratios(obs, target: str) -> tuple[float, float]:
+    """The lowest and highest single run's `target` over the median of the runs."""
+    values, median = obs.run_values(target), obs.measured[target]
+    return round(min(values) / median, 3), round(max(values) / median, 3)
 
 
 def _median_ratio(rows: list[Row], target: str) -> float:
@@ -215,6 +224,8 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
         f"| held-out p99 latency, median predicted / measured | {s['p99_ratio_median']:.2f} |",
         f"| throttled held-out runs, p99 predicted / measured | "
         f"{', '.join(str(x) for x in s['throttled_p99_ratios']) or '—'} |",
+        f"| … the same runs' own p99, lowest – highest single run / their median | "
+        f"{', '.join(f'{lo}–{hi}' for lo, hi in s['throttled_p99_run_ratios']) or '—'} |",
         "",
         "Fitted parameters (× / ÷ is one standard deviation):",
         "",
