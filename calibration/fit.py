@@ -123,6 +123,7 @@ def predicted(result) -> dict:
     out = {k: result.perf_test[k] for k in ("records_per_sec", "avg_latency_ms", "p50_ms", "p99_ms")}
     out.update(result.metrics)
     out["worker_latency_us"] = result.worker_latency_us
+    out["sender_cpu_s"] = result.utilisation["sender thread"] * result.simulated_seconds    # (one producer's)
     return out
 
 

@@ -19,6 +19,8 @@ TARGETS = {
     "record-queue-time-avg": ("metrics", "producer-metrics:record-queue-time-avg"),
     "records-per-request-avg": ("metrics", "producer-metrics:records-per-request-avg"),
     "compression-rate-avg": ("metrics", "producer-metrics:compression-rate-avg"),
+    # the Sender thread's CPU-seconds (Java runs measured since 2026-11-22: kafkasim measure reads /proc)
+    "sender_cpu_s": ("environment", "cpu_during_run", "client_threads", "sender"),
 }
 
 
@@ -51,9 +53,10 @@ class Observation:
         return bool(float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0)))
 
 
-def _value(run: dict, where: tuple[str, str]):
-    section, key = where
-    value = (run.get(section) or {}).get(key)
+def _value(run: dict, where: tuple[str, ...]):
+    value = run
+    for key in where:
+        value = value.get(key) if isinstance(value, dict) else None
     return float(value) if isinstance(value, (int, float)) and value == value else None
 
 

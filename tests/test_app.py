@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -612,6 +613,17 @@ def test_the_summary_shows_throttled_p99_beside_how_far_single_runs_repeat():
     s = summarise([Row(throttled, "held-out", {"p99_ms": 300.0, "records_per_sec": 1000.0})])
     assert s["throttled_p99_ratios"] == [1.5]
     assert s["throttled_p99_run_ratios"] == [(0.5, 2.0)]
+    assert math.isnan(s["sender_cpu_ratio_median"])          # these runs did not record their threads' CPU
+
+
+def test_the_summary_compares_the_senders_cpu_where_runs_recorded_it():
+    runs = [{"result": {"records_per_sec": 1000.0},
+             "environment": {"cpu_during_run": {"client_threads": {"sender": cpu, "worker": 2.0}}}} for cpu in (1.0, 3.0)]
+    obs = Observation("c", "java", "calibration", {}, {"records_per_sec": 1000.0}, {}, 2, runs)
+    assert obs.run_values("sender_cpu_s") == [1.0, 3.0]
+    obs.measured["sender_cpu_s"] = 2.0
+    s = summarise([Row(obs, "calibration", {"records_per_sec": 1000.0, "sender_cpu_s": 3.0})])
+    assert s["sender_cpu_ratio_median"] == 1.5
 
 
 def test_error_by_factor_orders_values_by_number():

@@ -113,6 +113,8 @@ def summarise(rows: list[Row]) -> dict:
         "noise_median_range": float(np.median(spread)) if spread else math.nan,
         "p50_ratio_median": _median_ratio(held, "p50_ms"),
         "p99_ratio_median": _median_ratio(held, "p99_ms"),
+        # where the store has it (Java runs measured since 2026-11-22): the Sender thread's CPU, every configuration
+        "sender_cpu_ratio_median": _median_ratio(rows, "sender_cpu_s"),
         "throttled_p99_ratios": [round(r.ratio("p99_ms"), 3) for r in throttled if r.ratio("p99_ms") is not None],
         # the same figure for each single run against its configuration's median: how far p99 itself repeats
         "throttled_p99_run_ratios": [_run_ratios(r.obs, "p99_ms") for r in throttled
@@ -226,6 +228,8 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
         f"{', '.join(str(x) for x in s['throttled_p99_ratios']) or '—'} |",
         f"| … the same runs' own p99, lowest – highest single run / their median | "
         f"{', '.join(f'{lo}–{hi}' for lo, hi in s['throttled_p99_run_ratios']) or '—'} |",
+        *([f"| Sender thread's CPU-seconds, median predicted / measured (all configs) | "
+            f"{s['sender_cpu_ratio_median']:.2f} |"] if not math.isnan(s["sender_cpu_ratio_median"]) else []),
         "",
         "Fitted parameters (× / ÷ is one standard deviation):",
         "",
