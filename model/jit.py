@@ -7,11 +7,14 @@ Both cost. On a small host shared with the brokers they decide perf-test's first
 
 Each thread's code warms with its own use, not with time: HotSpot compiles a method once it has been invoked
 often enough (Tier3InvocationThreshold 200, Tier4InvocationThreshold 5000). The worker's path runs once per
-record and warms within a few thousand records; the Sender's runs once per request, so at 60 records per request
-it stays slow for the first few thousand requests. Measured (python -m kafkasim.validation.jit, 1 record per
-request at 2000 rec/s, 2026-11-22): the Sender's CPU per request fell from ≈ 7× its final cost over the first
-1000 requests to 2.7× by 3000, 1.6× by 5000 and 1.3× by 13000: cold ≈ 8, e-folding ≈ 3000 requests. A throttled
-run's catch-up burst thus queues behind a cold Sender (record-queue-time-max ≈ p99, 400-600 ms), not a cold worker.
+record and warms within its first records; the Sender's runs once per request, so it stays slow for its first
+requests, which at 60 records per request carry many records. A throttled run's catch-up burst thus queues behind
+a cold Sender (measured: record-queue-time-max within 30 ms of the p99 in every throttled run), not a cold worker.
+Measured (python -m kafkasim.validation.jit, 2026-11-22): beyond its costs per request and per byte the Sender
+took a fixed ≈ 0.65 CPU-s in runs of 343 to 13,334 requests, most of it in the first few hundred; with tiny
+requests (1 record each, 2000/s) its CPU per request also kept a slow tail, 2.7× its final cost at 3000 requests
+and 1.3× at 13,000 (C1 code until C2 takes over). The local-2core profile takes the first: cold 13, e-folding 300
+requests (12 × 300 × ≈ 180 µs ≈ 0.65 CPU-s), and leaves the tail out.
 
 Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
 records (worker) or requests (Sender): 1 + (cold − 1)·exp(−n / jvm.warm_invocations). Native work (the codecs'

@@ -77,8 +77,7 @@ def _sample(cmd: list[str], brokers: list[int], interval: float, limit: float) -
     """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
     every `interval` seconds. Returns its output, its threads' CPU by kind and the brokers' CPU."""
     threads = ThreadCpu()
-    broker_cpu = lambda: sum(cpu_seconds(Path(f"/proc/{pid}/stat")) for pid in brokers)
-    broker_start = broker_cpu()
+    broker_start = _brokers_cpu(brokers)
     started = time.monotonic()
     printed = [-interval]
     print("   s  " + "  ".join(f"{k:>6}" for k in COLUMNS) + "  (CPU-s so far)")
@@ -89,15 +88,26 @@ def _sample(cmd: list[str], brokers: list[int], interval: float, limit: float) -
         if cpu and now - printed[0] >= interval:
             printed[0] = now
             print(f"{now:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in COLUMNS[:-1])
-                  + f"  {broker_cpu() - broker_start:6.2f}", flush=True)
+                  + f"  {_brokers_cpu(brokers) - broker_start:6.2f}", flush=True)
 
     out = runners.run(cmd, limit, watch)
-    return out.stdout, threads.totals, broker_cpu() - broker_start
+    return out.stdout, threads.totals, _brokers_cpu(brokers) - broker_start
+
+
+def _brokers_cpu(pids: list[int]) -> float:
+    """CPU-seconds so far of the brokers' processes that are still running."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += cpu_seconds(Path(f"/proc/{pid}/stat"))
+        except OSError:
+            pass
+    return total
 
 
 def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict) -> None:
-    """Each thread's CPU per request, per record and per KiB sent (requests and bytes from the producer's
-    metrics), the figures the profile's sender.*, worker.* and broker.* costs stand for."""
+    """Each thread's CPU per request, per record and per byte sent (requests and bytes from the producer's
+    metrics): the figures the profile's sender.*, worker.* and broker.* costs stand for."""
     per_request = metrics.get("producer-metrics:records-per-request-avg")
     sent = metrics.get("producer-metrics:outgoing-byte-total")
     if not per_request or not sent or not records:
