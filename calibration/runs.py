@@ -44,7 +44,7 @@ class Observation:
 
     def run_values(self, target: str) -> list[float]:
         """`target` in each single run that has it."""
-        return [v for v in (_value(run, TARGETS[target]) for run in self.runs) if v is not None]
+        return _values(self.runs, TARGETS[target])
 
     @property
     def emulated(self) -> bool:
@@ -53,11 +53,16 @@ class Observation:
         return bool(float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0)))
 
 
-def _value(run: dict, where: tuple[str, ...]):
-    value = run
-    for key in where:
-        value = value.get(key) if isinstance(value, dict) else None
-    return float(value) if isinstance(value, (int, float)) and value == value else None
+def _values(runs: list[dict], where: tuple[str, ...]) -> list[float]:
+    """The number at path `where` in each run that has one."""
+    out = []
+    for run in runs:
+        value = run
+        for key in where:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and value == value:
+            out.append(float(value))
+    return out
 
 
 def load_observations(path: str | Path, library: str | None = None, role: str | None = None,
@@ -88,7 +93,7 @@ def load_observations(path: str | Path, library: str | None = None, role: str | 
     for (config_id, lib), runs in sorted(groups.items()):
         measured, spread, log_range = {}, {}, {}
         for target, where in TARGETS.items():
-            values = [v for v in (_value(r, where) for r in runs) if v is not None]
+            values = _values(runs, where)
             if values:
                 median = float(np.median(values))
                 measured[target] = median

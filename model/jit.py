@@ -54,9 +54,7 @@ class JitCompiler:
         requests) take, on average; counts them as run."""
         n, w = self.runs[path], self.warm
         self.runs[path] = n + count
-        if self.cold == 1.0:
-            return 1.0
-        if w <= 0:
+        if self.cold == 1.0 or w <= 0:
             return 1.0
         # exp(-k / w) at k = n, or its mean over k = n .. n + count, as an integral
         cold = math.exp(-n / w) if count == 0 else w / count * (math.exp(-n / w) - math.exp(-(n + count) / w))

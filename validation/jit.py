@@ -2,8 +2,8 @@
 
 One perf-test run of the scenario's producer (as `kafkasim measure` runs it), with the CPU time of each of its JVM's
 threads read from /proc every 50 ms and summed by kind: the worker (perf-test's main thread), the Sender
-(kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the brokers' CPU when
-kafkasim started them. It prints the running totals every --interval seconds, and at the end each thread's CPU
+(kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the CPU of the Kafka
+nodes on this host (environment.own_processes_seconds). It prints the running totals every --interval seconds, and at the end each thread's CPU
 per request, per record and per byte sent. The local-2core profile's measured costs come from this: the compilers'
 CPU (jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes
 and several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM
@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
-from kafkasim.validation.cluster import Cluster
-from kafkasim.validation.environment import ThreadCpu, cpu_seconds
+from kafkasim.validation.environment import ThreadCpu, own_processes_seconds
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
@@ -49,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     java = cmd.index("java")
     cmd[java + 1:java + 1] = args.jvm_option
-    brokers = broker_pids(target, pool)
     try:
-        output, cpu, broker_cpu = _sample(cmd, brokers, args.interval, runners.time_limit(sc, sc.workload.records))
+        output, cpu, broker_cpu = _sample(cmd, args.interval, runners.time_limit(sc, sc.workload.records))
     finally:
         admin.delete_topic(lib, target.admin_bootstrap, topic)
         pool.close()
@@ -67,17 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def broker_pids(target, pool) -> list[int]:
-    """The brokers' processes, when kafkasim started them (their CPU is read too)."""
-    cluster = Cluster.load() if target.managed else pool.cluster
-    return cluster.running_pids() if cluster is not None else []
-
-
-def _sample(cmd: list[str], brokers: list[int], interval: float, limit: float) -> tuple[str, dict, float]:
+def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, dict, float]:
     """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
     every `interval` seconds. Returns its output, its threads' CPU by kind and the brokers' CPU."""
     threads = ThreadCpu()
-    broker_start = _brokers_cpu(brokers)
+    broker_start = own_processes_seconds()
     started = time.monotonic()
     printed = [-interval]
     print("   s  " + "  ".join(f"{k:>6}" for k in COLUMNS) + "  (CPU-s so far)")
@@ -88,21 +79,10 @@ def _sample(cmd: list[str], brokers: list[int], interval: float, limit: float) -
         if cpu and now - printed[0] >= interval:
             printed[0] = now
             print(f"{now:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in COLUMNS[:-1])
-                  + f"  {_brokers_cpu(brokers) - broker_start:6.2f}", flush=True)
+                  + f"  {own_processes_seconds() - broker_start:6.2f}", flush=True)
 
     out = runners.run(cmd, limit, watch)
-    return out.stdout, threads.totals, _brokers_cpu(brokers) - broker_start
-
-
-def _brokers_cpu(pids: list[int]) -> float:
-    """CPU-seconds so far of the brokers' processes that are still running."""
-    total = 0.0
-    for pid in pids:
-        try:
-            total += cpu_seconds(Path(f"/proc/{pid}/stat"))
-        except OSError:
-            pass
-    return total
+    return out.stdout, threads.totals, own_processes_seconds() - broker_start
 
 
 def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict) -> None:
