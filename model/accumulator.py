@@ -18,6 +18,11 @@ from kafkasim.model.buffer_pool import BufferPool
 BATCH_HEADER_BYTES = 61
 # MemoryRecordsBuilder's COMPRESSION_RATE_ESTIMATION_FACTOR: estimates are padded by 5 %.
 ESTIMATION_FACTOR = 1.05
+# The bytes Java's compressing stream holds before it compresses them (kafka-internals.md §3): gzip's 16 KiB
+# BufferedOutputStream (deflate then keeps only its small lookahead), snappy's and lz4's blocks, and zstd's own
+# 128 KiB block behind its 16 KiB buffer. The worker pays for a buffer each time a batch's bytes fill one; whoever
+# closes the batch compresses the rest.
+CODEC_BUFFER_BYTES = {"gzip": 16 << 10, "snappy": 32 << 10, "lz4": 64 << 10, "zstd": 128 << 10}
 # Append times come from float arithmetic; a record "appended" this close after a drain was appended by it.
 TIME_EPSILON = 1e-12
 
@@ -151,12 +156,16 @@ class RecordAccumulator:
     """Per-partition deques of batches, the BufferPool, and the compression-ratio estimator."""
 
     def __init__(self, partitions: int, batch_size: int, linger: float, pool: BufferPool, codec: str,
-                 compression_ratio: float, record_sizes: np.ndarray, repeat_ratio: float | None = None):
+                 compression_ratio: float, record_sizes: np.ndarray, repeat_ratio: float | None = None,
+                 streams: bool = True):
         self.deques: list[deque[ProducerBatch]] = [deque() for _ in range(partitions)]
         self.batch_size = batch_size
         self.linger = linger
         self.pool = pool
         self.codec = codec
+        # Java compresses as records are appended (streams); kafka-python compresses the whole batch at drain.
+        self.streams = streams
+        self.codec_buffer = CODEC_BUFFER_BYTES.get(codec, 0) if streams else 0
         self.true_ratio = compression_ratio      # what the codec really achieves on this payload
         self.repeat_ratio = repeat_ratio         # on records repeating the batch's first value, if they all do
         self.estimator = CompressionRatioEstimator()
@@ -195,11 +204,26 @@ class RecordAccumulator:
         self.deques[partition].append(batch)
         return batch
 
+    def compressed_on_append(self, before: int, added: int) -> int:
+        """Bytes Java's codec compresses as `added` bytes join a batch holding `before`: a whole buffer each time
+        the batch's bytes fill one."""
+        block = self.codec_buffer
+        return block * ((before + added) // block - before // block) if block else 0
+
+    def compressed_on_close(self, batch: ProducerBatch) -> int:
+        """Bytes compressed when the batch is closed: the rest of Java's codec buffer, or (kafka-python) the whole
+        batch."""
+        if self.codec == "none":
+            return 0
+        return batch.bytes % self.codec_buffer if self.streams else batch.bytes
+
     # --- the sender side
-    def close(self, batch: ProducerBatch, now: float) -> None:
+    def close(self, batch: ProducerBatch, now: float) -> int:
         """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
-        of any newer batch, keeping the partition's order); the batch is compressed."""
+        of any newer batch, keeping the partition's order); the batch is compressed. Returns the bytes the
+        Sender compresses closing it: none if a Java worker found it full and closed it already."""
         full_at = batch.full_at
+        closed_by_worker = self.streams and full_at <= now
         tail = batch.split_after(now, self.sizes)
         if tail:
             # The worker's next append would allocate a new batch here. If buffer.memory is exhausted we let
@@ -222,3 +246,4 @@ class RecordAccumulator:
             batch.compression_ratio = ratio
             batch.size_on_wire = int(BATCH_HEADER_BYTES + batch.bytes * ratio)
             self.estimator.update(ratio)
+        return 0 if closed_by_worker else self.compressed_on_close(batch)

@@ -29,7 +29,8 @@ class SenderCosts:
     request: float           # seconds of Sender CPU per request (build and write, read the response)
     batch: float             # per batch drained and completed
     record: float            # per record completed (the callback)
-    compress_byte: float     # per byte compressed at drain (kafka-python), else 0
+    compress_byte: float     # per byte compressed closing a batch at drain (all of it in kafka-python, the rest
+                             # of the codec's buffer in Java), else 0
     wire_byte: float = 0.0   # per byte of the request written to the socket
 
 
@@ -58,6 +59,7 @@ class Sender:
         self.requests: list[ProduceRequest] = []       # every request sent, for the metrics
         self.batches: list[ProducerBatch] = []         # every batch drained, for the metrics
         self.busy_seconds = 0.0
+        self.compressing = 0                           # bytes the batches drained this pass compress closing
         self.wake = env.event()
         self.waiting_until = -np.inf                   # > now while the Sender sleeps
         self.alarm_at = np.inf                         # the earliest pending alarm
@@ -139,16 +141,17 @@ class Sender:
                     if batches:
                         drained.append((conn, batches))
             if drained:
-                nbatches = nbytes = wire = 0
+                nbatches = wire = 0
                 for _, batches in drained:
                     nbatches += len(batches)
                     for batch in batches:
-                        nbytes += batch.bytes
                         wire += batch.size_on_wire
-                work = costs.request * len(drained) + costs.batch * nbatches + costs.compress_byte * nbytes
+                work = costs.request * len(drained) + costs.batch * nbatches
                 if self.jit is not None:
                     work *= self.jit.factor("sender", len(drained))
-                busy += work + costs.wire_byte * wire       # (the kernel's socket writes: native, never cold)
+                # (the codecs and the kernel's socket writes: native code, never cold)
+                busy += work + costs.compress_byte * self.compressing + costs.wire_byte * wire
+                self.compressing = 0
                 # handle responses and build the requests, then write them
                 if busy > 0 and self.host.cpu is None and self.gil is None:   # (_work without its generator)
                     self.busy_seconds += busy
@@ -246,7 +249,7 @@ class Sender:
                 self.drain_index[node] = (start + step) % count
                 return batches
             dq.popleft()
-            acc.close(head, now)
+            self.compressing += acc.close(head, now)
             if self.mute:
                 muted.add(p)
             batches.append(head)

@@ -129,13 +129,13 @@ def simulate(s: Scenario) -> Result:
         gil = simpy.Resource(env, capacity=1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
-                                ratio, records.size, repeat_ratio)
+                                ratio, records.size, repeat_ratio, streams=not on_sender)
         jit = (JitCompiler(env, host, hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"], hw["jvm.warm_invocations"])
                if library == "java" and (hw["jvm.jit_cpu_ms"] > 0 or hw["jvm.cold_factor"] > 1) else None)
         sender = Sender(env, acc, records, cluster.leaders, host, gil,
                         SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                     hw.seconds("sender.record_us"),
-                                    hw.seconds(f"compression.{codec}.byte_ns") if on_sender and codec != "none" else 0.0,
+                                    hw.seconds(f"compression.{codec}.byte_ns") if codec != "none" else 0.0,
                                     hw.seconds("sender.byte_ns")),
                         p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
                                                                              p.max_in_flight),

@@ -3,7 +3,8 @@
 A worker sends its records in *chunks*: the records it can send back to back without its state changing — until
 the throttle would sleep, a batch is full, or the partitioner switches. A chunk costs one or a few SimPy events;
 inside it, each record's send() start and append time are computed with numpy. Each record's send() costs
-per-record and per-byte CPU, the streaming compression of its bytes (Java), and time under the partition's
+per-record and per-byte CPU, the streaming compression of its bytes (Java: a codec buffer each time the batch fills
+one, and the rest of a batch it finds full and closes), and time under the partition's
 deque lock and the producer-wide lock; threads contend on those locks. Between sends the application does its own
 work (worker.app_us): the thread is busy, but not in send(). A new batch needs BufferPool memory, and
 send() blocks for it up to max.block.ms.
@@ -46,7 +47,7 @@ def throttle_release_times(n: int, rate: float) -> np.ndarray | None:
 class WorkerCosts:
     record: float            # seconds of CPU per send() outside the locks
     byte: float              # seconds per value byte
-    compress_byte: float     # seconds per byte of streaming compression on this thread (Java), else 0
+    compress_byte: float     # seconds per byte of compression on this thread (Java's streaming codec), else 0
     lock: float              # seconds per record under the partition deque lock
     metadata_lock: float     # seconds per record under the producer-wide lock
     contention: float        # extra seconds per record per thread waiting on the same deque lock
@@ -91,13 +92,12 @@ class WorkerThread:
         # length only (summed once per length); else an array by record.
         fixed = accumulator.fixed_size is not None
         values = records.value_size[first_id:first_id + (1 if fixed else count)]
-        self.cost = values * (costs.byte + costs.compress_byte)
+        self.cost = values * costs.byte
         self.cost += costs.record + costs.app
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
             self.cost += costs.lock
             self.cost += costs.metadata_lock
-        # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
-        self.native = values * costs.compress_byte if jit is not None else None
+        self.owed_compression = 0     # bytes of batches this thread closed, compressed in its next chunk
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
         self.gil_held = None          # the GIL request this thread holds between chunks (kafka-python)
         if gil is not None:           # the GIL changes hands only between chunks: keep them short of the interval
@@ -161,7 +161,7 @@ class WorkerThread:
                 parts = parts[:k]
             if self.partition_locks is None and self.host.cpu is None and self.gil is None:
                 # (_append_alone, where there is nothing to wait for, without a generator: most chunks go this way)
-                total = self._chunk_cost(i, k)
+                total = self._chunk_cost(parts, i, k)
                 self._append(parts, i, k, env.now + total / k, total / k)
                 yield env.timeout(total)
                 self.host.busy_seconds += total
@@ -225,11 +225,13 @@ class WorkerThread:
         """An append found no room: Java closes the batch for appends, wakes the Sender, and the sticky
         partitioner of 2.4–3.2 moves on."""
         batch.full_at = self.env.now if at is None else at
+        if self.costs.compress_byte and math.isnan(batch.drained):   # (else the Sender drained and closed it)
+            self.owed_compression += self.acc.compressed_on_close(batch)
         self.sender.wakeup_at(batch.full_at)
         self.partitioner.on_new_batch(batch.partition)
         self.switched = True          # the record after it goes to the new partition without aborting again
 
-    def _chunk_cost(self, i: int, k: int) -> float:
+    def _chunk_cost(self, parts, i: int, k: int) -> float:
         if self.cost_of_length is None:
             cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
         else:
@@ -237,17 +239,33 @@ class WorkerThread:
             if cost is None:
                 cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
         if self.jit is not None:
-            slower = self.jit.factor("worker", k) - 1.0
-            if slower:
-                native = k * float(self.native[0]) if self.cost_of_length is not None else \
-                    float(np.add.reduce(self.native[i:i + k]))
-                cost += (cost - native) * slower
+            cost *= self.jit.factor("worker", k)
+        if self.costs.compress_byte:
+            # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
+            cost += self.costs.compress_byte * self._compressed(parts, i, k)
         return cost
+
+    def _compressed(self, parts, i: int, k: int) -> int:
+        """Bytes Java's codecs compress while the chunk's records are appended: each time a batch's bytes fill the
+        codec's buffer, plus the rest of the batches this thread found full since its last chunk. Reckoned on
+        the batches open now; under contention another thread may fill them first (a small error)."""
+        compressed, self.owed_compression = self.owed_compression, 0
+        lo, acc = self.first_id + i, self.acc
+        for p, positions in partition_groups(parts):
+            batch = acc.open_batch(p)
+            count = k if positions is None else len(positions)
+            if acc.fixed_size is not None:
+                added = acc.fixed_size * count
+            else:
+                sizes = self.records.size[lo:lo + k]
+                added = int(np.add.reduce(sizes if positions is None else sizes[positions]))
+            compressed += acc.compressed_on_append(0 if batch is None else batch.bytes, added)
+        return compressed
 
     def _append_alone(self, parts, i: int, k: int) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
-        total = self._chunk_cost(i, k)
+        total = self._chunk_cost(parts, i, k)
         asked = self.env.now
         if self.gil is not None and self.gil_held is None:
             self.gil_held = self.gil.request()
@@ -271,7 +289,7 @@ class WorkerThread:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
-        asked, cost = self.env.now, self._chunk_cost(i, k)
+        asked, cost = self.env.now, self._chunk_cost(parts, i, k)
         yield from self.host.run(cost, self.gil)
         self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now

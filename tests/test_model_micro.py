@@ -293,6 +293,30 @@ def test_a_cold_jvm_runs_each_path_slower_until_it_has_run_often():
     assert host(cold).busy_seconds - host(warm).busy_seconds > 0.020
 
 
+@pytest.mark.parametrize("throttle,linger,sender_closes_all", [(-1, 1000, False), (20, 0, True)])
+def test_java_compresses_each_codec_buffer_on_the_worker_and_the_rest_where_the_batch_closes(throttle, linger,
+                                                                                            sender_closes_all):
+    """gzip at 100 ns a byte, nothing else costing CPU. Java's codec compresses its 16 KiB buffer each time a
+    batch's bytes fill it, on the worker appending; the rest when the batch is closed: by the worker that finds it
+    full, or by the Sender draining it earlier (linger.ms expired). Unthrottled into 64 KiB batches, the worker
+    closes every batch but the last; at 20 records/s with linger 0 the Sender closes them all, each one record
+    of 1 KiB, and compresses every byte."""
+    c = capture(scenario(PLAIN, **{
+        "workload.records": 300, "workload.throughput": throttle, "producer.linger.ms": linger,
+        "producer.batch.size": 65536, "producer.compression.type": "gzip", "hardware.compression.gzip.byte_ns": 100,
+        "hardware.worker.record_us": 0, "hardware.worker.byte_ns": 0, "hardware.worker.lock_us": 0,
+        "hardware.worker.metadata_lock_us": 0, "hardware.sender.request_us": 0, "hardware.sender.batch_us": 0,
+        "hardware.sender.record_us": 0, "hardware.sender.byte_ns": 0}))
+    on_sender = [b for b in c.batches if not b.full_at <= b.drained]
+    assert (len(on_sender) == len(c.batches)) == sender_closes_all and on_sender
+    total = sum(b.bytes for b in c.batches)
+    sender = sum(b.bytes % (16 << 10) for b in on_sender)
+    assert (sender == total) == sender_closes_all
+    _, sender_thread, _, host = c.producers[0]
+    assert sender_thread.busy_seconds == pytest.approx(100e-9 * sender, rel=1e-9)
+    assert host.busy_seconds - sender_thread.busy_seconds == pytest.approx(100e-9 * (total - sender), rel=1e-9)
+
+
 def test_jit_compilers_take_cores_from_a_crowded_host():
     """On 2 cores shared with the broker (nearly full at 0.75 cores for the worker and ≈ 1 for the broker), a
     throttled run whose p99 is a few ms with a warm JVM waits more than twice as long while the compilers spend

@@ -30,6 +30,10 @@ def run_cli(capsys, *argv):
     (("{s}", "--set", "network.rtt_ms=5", "--bootstrap-server", "127.0.0.1:1"), "can only be emulated"),
     (("{s}", "--command-config", "/nonexistent"), "--command-config /nonexistent: no such file"),
     (("{s}", "--repeat", "0"), "--repeat 0: must be at least 1"),
+    (("{s}", "--only", "b16k-l0-none-a1-p1"), "--only picks configurations of a matrix: it needs --matrix FILE"),
+    (("--matrix", str(ROOT / "validation/matrices/local.yaml"), "--client", "java", "--only",
+      "b16k-l0-none-a1-p1,b16k-l0-none-a1-p1-t3k"),
+     "--only b16k-l0-none-a1-p1-t3k: not a configuration of"),
 ])
 def test_measure_user_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
     scenario = tmp_path / "s.yaml"

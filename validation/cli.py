@@ -27,7 +27,10 @@ def add_commands(subparsers) -> None:
                    help="your cluster (default: the one `kafkasim cluster up` started, else a private one)")
     m.add_argument("--client", choices=("java", "kafka-python", "confluent-kafka"),
                    help="client library (default java; with --matrix: only this client's configurations)")
-    m.add_argument("--repeat", type=int, help="measured runs per configuration (default 3, or the matrix's)")
+    m.add_argument("--only", metavar="ID[,ID...]",
+                   help="with --matrix: only these configurations (their ids, comma-separated)")
+    m.add_argument("--repeat", type=int, help="measured runs per configuration (default 3, or the matrix's); "
+                                              "runs already stored count, so a higher number adds more")
     m.add_argument("--warmup-records", type=int,
                    help="records of the discarded warm-up run before each configuration (default 200000; 0 = none)")
     m.add_argument("--out", type=Path, default=Path("runs.jsonl"), help="JSONL file the runs are appended to")
@@ -70,6 +73,8 @@ def _measure(args: argparse.Namespace) -> int:
 
     if (args.scenario is None) == (args.matrix is None):
         raise UserError("measure needs exactly one of SCENARIO or --matrix FILE")
+    if args.only and args.matrix is None:
+        raise UserError("--only picks configurations of a matrix: it needs --matrix FILE")
     if args.command_config is not None and not args.command_config.is_file():
         raise UserError(f"--command-config {args.command_config}: no such file")
     if args.repeat is not None and args.repeat < 1:
@@ -77,6 +82,14 @@ def _measure(args: argparse.Namespace) -> int:
     if args.matrix:
         matrix = Matrix(args.matrix)
         configs = [c for c in matrix.configs if args.client in (None, c.client)]
+        if args.only:
+            wanted = set(args.only.split(","))
+            unknown = sorted(wanted - {c.config_id for c in configs})
+            if unknown:
+                raise UserError(f"--only {','.join(unknown)}: not a configuration of {args.matrix}"
+                                + (f" for {args.client}" if args.client else "")
+                                + f"; expected ids such as {', '.join(c.config_id for c in configs[:3])}")
+            configs = [c for c in configs if c.config_id in wanted]
         for c in configs:
             c.overrides += args.overrides
         repeat, warmup = args.repeat or matrix.repeat, matrix.warmup_records
