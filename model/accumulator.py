@@ -210,12 +210,12 @@ class RecordAccumulator:
         block = self.codec_buffer
         return block * ((before + added) // block - before // block) if block else 0
 
-    def compressed_on_close(self, batch: ProducerBatch) -> int:
-        """Bytes compressed when the batch is closed: the rest of Java's codec buffer, or (kafka-python) the whole
-        batch."""
+    def compressed_on_close(self, nbytes: int) -> int:
+        """Bytes compressed when a batch of `nbytes` is closed: the rest of Java's codec buffer, or (kafka-python)
+        the whole batch."""
         if self.codec == "none":
             return 0
-        return batch.bytes % self.codec_buffer if self.streams else batch.bytes
+        return nbytes % self.codec_buffer if self.streams else nbytes
 
     # --- the sender side
     def close(self, batch: ProducerBatch, now: float) -> int:
@@ -246,4 +246,4 @@ class RecordAccumulator:
             batch.compression_ratio = ratio
             batch.size_on_wire = int(BATCH_HEADER_BYTES + batch.bytes * ratio)
             self.estimator.update(ratio)
-        return 0 if closed_by_worker else self.compressed_on_close(batch)
+        return 0 if closed_by_worker else self.compressed_on_close(batch.bytes)

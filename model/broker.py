@@ -33,6 +33,7 @@ class BrokerCosts:
     batch: float             # per partition batch appended
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
+    validate_byte: float = 0.0   # per uncompressed byte of a compressed batch: decompressing its records to check
     service_cv: float = 0.0  # I/O-thread service time variability (gamma; 0 = deterministic, 1 = exponential)
     handoff: float = 0.0     # latency of each network ↔ I/O thread hand-off (request queue, response queue) on a
                              # host with a core per thread; a crowded host wakes threads later (Host.crowding)
@@ -139,11 +140,7 @@ class Broker:
         request's draw and its mean."""
         costs = self.costs
         read = costs.network_request / 2 + costs.network_byte * request.size
-        per_byte = costs.byte + costs.recompress_byte
-        appends = 0
-        for b in request.batches:
-            appends += costs.batch + per_byte * b.size_on_wire
-        append = costs.request + appends
+        append = costs.request + sum(self._batch_work(b) for b in request.batches)
         if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
             shape = 1.0 / costs.service_cv ** 2
             return read, float(self.rng.gamma(shape, append / shape)), append
@@ -223,16 +220,20 @@ class Broker:
         this request's draw of service-time variability (1 = the mean)."""
         costs = self.costs
         if self.log_locks is None:
-            yield from self.host.run(scale * (costs.request + sum(
-                costs.batch + (costs.byte + costs.recompress_byte) * b.size_on_wire for b in request.batches)))
+            yield from self.host.run(scale * (costs.request + sum(self._batch_work(b) for b in request.batches)))
             return
         yield from self.host.run(scale * costs.request)
         for batch in request.batches:
             lock = self.log_locks.setdefault(batch.partition, simpy.Resource(self.env, capacity=1))
             with lock.request() as held:
                 yield held
-                yield from self.host.run(scale * (costs.batch + (costs.byte + costs.recompress_byte)
-                                                  * batch.size_on_wire))
+                yield from self.host.run(scale * self._batch_work(batch))
+
+    def _batch_work(self, batch) -> float:
+        """I/O-thread CPU to validate and append one batch."""
+        costs = self.costs
+        return (costs.batch + (costs.byte + costs.recompress_byte) * batch.size_on_wire
+                + costs.validate_byte * batch.bytes)
 
     def _start_background(self, io_seconds: float, cpu_seconds: float) -> None:
         """Load that is not ours: `io_seconds` of I/O-thread work per second (other producers' requests to the

@@ -96,6 +96,9 @@ def _fields() -> dict[str, Field]:
     for codec in CODECS:
         f[f"compression.{codec}.byte_ns"] = _f(float, {"gzip": 20.0, "snappy": 2.0, "lz4": 1.5, "zstd": 4.0}[codec],
                                                f"CPU per uncompressed byte to compress with {codec}.", 0, 10**6)
+        f[f"compression.{codec}.validate_ns"] = _f(float, 0.0, f"Leader broker's CPU per uncompressed byte of a "
+                                                   f"{codec} batch it validates (LogValidator decompresses every "
+                                                   f"record); 0: not counted.", 0, 10**6)
         for payload, ratio in zip(PAYLOADS, {"gzip": (0.62, 1.0, 0.1, 0.3), "snappy": (0.8, 1.0, 0.2, 0.45),
                                              "lz4": (0.8, 1.0, 0.15, 0.4), "zstd": (0.6, 1.0, 0.08, 0.3)}[codec]):
             f[f"compression.{codec}.ratio.{payload}"] = _f(float, ratio, f"Compressed/uncompressed size of "

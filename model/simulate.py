@@ -73,6 +73,7 @@ class Cluster:
             byte=hw.seconds("broker.byte_ns"),
             recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
                              if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
+            validate_byte=hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
             service_cv=hw["broker.service_cv"],
             handoff=hw.seconds("broker.handoff_us"),
             fetch=hw.seconds("broker.fetch_us"),

@@ -161,16 +161,16 @@ class WorkerThread:
                 parts = parts[:k]
             if self.partition_locks is None and self.host.cpu is None and self.gil is None:
                 # (_append_alone, where there is nothing to wait for, without a generator: most chunks go this way)
-                total = self._chunk_cost(parts, i, k)
+                total = self._chunk_cost(parts, i, k, full)
                 self._append(parts, i, k, env.now + total / k, total / k)
                 yield env.timeout(total)
                 self.host.busy_seconds += total
             elif self.partition_locks is None:
-                yield from self._append_alone(parts, i, k)
+                yield from self._append_alone(parts, i, k, full)
             else:
-                yield from self._append_shared(parts, i, k)
+                yield from self._append_shared(parts, i, k, full)
             if full is not None and full.full_at == np.inf:
-                self._close(full)
+                self._close(full, compressed=True)
             spacing = (env.now - t0) / k
             if i == 0:     # the first send() began before its metadata wait
                 records.sent(lo, 1, started, 0.0)
@@ -221,17 +221,20 @@ class WorkerThread:
                     k, full = stop, batch
         return k, full
 
-    def _close(self, batch: ProducerBatch, at: float | None = None) -> None:
-        """An append found no room: Java closes the batch for appends, wakes the Sender, and the sticky
-        partitioner of 2.4–3.2 moves on."""
+    def _close(self, batch: ProducerBatch, at: float | None = None, compressed: bool = False) -> None:
+        """An append found no room: Java closes the batch for appends (compressing what its codec holds, unless
+        the chunk that filled it did so already), wakes the Sender, and the sticky partitioner of 2.4–3.2 moves
+        on."""
         batch.full_at = self.env.now if at is None else at
-        if self.costs.compress_byte and math.isnan(batch.drained):   # (else the Sender drained and closed it)
-            self.owed_compression += self.acc.compressed_on_close(batch)
+        if self.costs.compress_byte and not compressed and math.isnan(batch.drained):
+            # (a drained batch was closed by the Sender) Paid with the thread's next chunk: a close found at the
+            # start of a chunk, or under a deque lock another thread's appends changed.
+            self.owed_compression += self.acc.compressed_on_close(batch.bytes)
         self.sender.wakeup_at(batch.full_at)
         self.partitioner.on_new_batch(batch.partition)
         self.switched = True          # the record after it goes to the new partition without aborting again
 
-    def _chunk_cost(self, parts, i: int, k: int) -> float:
+    def _chunk_cost(self, parts, i: int, k: int, closing: ProducerBatch | None) -> float:
         if self.cost_of_length is None:
             cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
         else:
@@ -242,15 +245,18 @@ class WorkerThread:
             cost *= self.jit.factor("worker", k)
         if self.costs.compress_byte:
             # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
-            cost += self.costs.compress_byte * self._compressed(parts, i, k)
+            cost += self.costs.compress_byte * self._compressed(parts, i, k, closing)
         return cost
 
-    def _compressed(self, parts, i: int, k: int) -> int:
+    def _compressed(self, parts, i: int, k: int, closing: ProducerBatch | None) -> int:
         """Bytes Java's codecs compress while the chunk's records are appended: each time a batch's bytes fill the
-        codec's buffer, plus the rest of the batches this thread found full since its last chunk. Reckoned on
-        the batches open now; under contention another thread may fill them first (a small error)."""
+        codec's buffer; the rest of `closing`, the batch the chunk fills, which the next append finds full and
+        closes (Java compresses it under the deque lock, before the Sender can drain it); and any close owed
+        from before. Reckoned on the batches open now; under contention another thread may fill them first (a
+        small error)."""
         compressed, self.owed_compression = self.owed_compression, 0
         lo, acc = self.first_id + i, self.acc
+        closed = closing is None
         for p, positions in partition_groups(parts):
             batch = acc.open_batch(p)
             count = k if positions is None else len(positions)
@@ -259,13 +265,19 @@ class WorkerThread:
             else:
                 sizes = self.records.size[lo:lo + k]
                 added = int(np.add.reduce(sizes if positions is None else sizes[positions]))
-            compressed += acc.compressed_on_append(0 if batch is None else batch.bytes, added)
+            before = 0 if batch is None else batch.bytes
+            compressed += acc.compressed_on_append(before, added)
+            if batch is closing and not closed:
+                compressed += acc.compressed_on_close(before + added)
+                closed = True
+        if not closed:       # (the chunk stops at a batch it adds nothing to)
+            compressed += acc.compressed_on_close(closing.bytes)
         return compressed
 
-    def _append_alone(self, parts, i: int, k: int) -> Generator:
+    def _append_alone(self, parts, i: int, k: int, closing: ProducerBatch | None) -> Generator:
         """One thread: nothing contends, so the chunk is one piece of CPU work; records land as it runs, evenly
         spaced (each record's own cost would shift them by less than a record's time)."""
-        total = self._chunk_cost(parts, i, k)
+        total = self._chunk_cost(parts, i, k, closing)
         asked = self.env.now
         if self.gil is not None and self.gil_held is None:
             self.gil_held = self.gil.request()
@@ -285,11 +297,11 @@ class WorkerThread:
             self.gil.release(self.gil_held)
             self.gil_held = None
 
-    def _append_shared(self, parts, i: int, k: int) -> Generator:
+    def _append_shared(self, parts, i: int, k: int, closing: ProducerBatch | None) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
-        asked, cost = self.env.now, self._chunk_cost(parts, i, k)
+        asked, cost = self.env.now, self._chunk_cost(parts, i, k, closing)
         yield from self.host.run(cost, self.gil)
         self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now
