@@ -20,11 +20,11 @@ SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
 # (study, check name) -> why the model misses it today.
 KNOWN_MISSES = {
     ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
-        "the model keeps VIII–X within 1 % of each other (385.7k → 387.9k → 389.0k records/s; published "
+        "the model keeps VIII–X within 1 % of each other (386.8k → 387.9k → 387.9k records/s; published "
         "394.9k → 397.8k → 404.0k, each ± 4–8k): three threads share one sticky partition (2.4's "
         "StickyPartitionCache is the producer's) whatever the partition count, so its ordering is noise that a "
-        "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, failed by "
-        "chance after it, and passes by chance since Java's codec tail moved to the Sender)",
+        "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, and has "
+        "flipped with small changes since)",
     ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
         "the model has XI and XII within 1 % (477.9k vs 475.4k records/s; published 421.6k vs 500.0k): its XI "
         "spends 4.3 us in send(), as XII does, where the talk measured 6.2 (XII 4.5). 2.2's round-robin sends "
@@ -37,7 +37,7 @@ KNOWN_MISSES = {
     ("vm-2core", "gzip alone lowers latency (16 KiB)"):
         "the published means (119.7 → 4.55 ms) differ by their first 5-s window (153.6 vs 11.9 ms: the start-up "
         "backlog) and the 16 KiB run's stall (194.3 ms, 3rd window); their steady windows go the other way, gzip "
-        "1.5–2.9 ms against 1.4 ms without, as the model's do (1.07 vs 1.00 ms): with linger 0 every batch is "
+        "1.5–2.9 ms against 1.4 ms without, as the model's do (1.18 vs 1.00 ms): with linger 0 every batch is "
         "drained before it fills, and Java's Sender compresses it as it closes it",
     ("vm-2core", "latency falls from 8 to 16 to 32 KiB"):
         "the published means of the 16 and 32 KiB runs (119.7, 31.1 ms) come from their first 5-s window (153.6 and "
