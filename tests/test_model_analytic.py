@@ -86,7 +86,7 @@ def broker_queue(rho: float, cv: float, connections: int, n: int, seed: int) -> 
         for i, gap in enumerate(arrivals):
             yield env.timeout(gap)
             request = SimpleNamespace(size=0, times=None,
-                                      batches=[SimpleNamespace(partition=i % 3, size_on_wire=0, offset=0)])
+                                      batches=[SimpleNamespace(partition=i % 3, size_on_wire=0, bytes=0, offset=0)])
             requests.append(request)
             conns[i % connections].push(request)
 
