@@ -98,6 +98,7 @@ class WorkerThread:
             self.cost += costs.lock
             self.cost += costs.metadata_lock
         self.owed_compression = 0     # bytes of batches this thread closed, compressed in its next chunk
+        self.prepaid = None           # the batch whose close the last chunk paid for
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
         self.gil_held = None          # the GIL request this thread holds between chunks (kafka-python)
         if gil is not None:           # the GIL changes hands only between chunks: keep them short of the interval
@@ -170,7 +171,7 @@ class WorkerThread:
             else:
                 yield from self._append_shared(parts, i, k, full)
             if full is not None and full.full_at == np.inf:
-                self._close(full, compressed=True)
+                self._close(full)
             spacing = (env.now - t0) / k
             if i == 0:     # the first send() began before its metadata wait
                 records.sent(lo, 1, started, 0.0)
@@ -221,12 +222,12 @@ class WorkerThread:
                     k, full = stop, batch
         return k, full
 
-    def _close(self, batch: ProducerBatch, at: float | None = None, compressed: bool = False) -> None:
+    def _close(self, batch: ProducerBatch, at: float | None = None) -> None:
         """An append found no room: Java closes the batch for appends (compressing what its codec holds, unless
         the chunk that filled it did so already), wakes the Sender, and the sticky partitioner of 2.4–3.2 moves
         on."""
         batch.full_at = self.env.now if at is None else at
-        if self.costs.compress_byte and not compressed and math.isnan(batch.drained):
+        if self.costs.compress_byte and batch is not self.prepaid and math.isnan(batch.drained):
             # (a drained batch was closed by the Sender) Paid with the thread's next chunk: a close found at the
             # start of a chunk, or under a deque lock another thread's appends changed.
             self.owed_compression += self.acc.compressed_on_close(batch.bytes)
@@ -255,6 +256,7 @@ class WorkerThread:
         from before. Reckoned on the batches open now; under contention another thread may fill them first (a
         small error)."""
         compressed, self.owed_compression = self.owed_compression, 0
+        self.prepaid = closing
         lo, acc = self.first_id + i, self.acc
         closed = closing is None
         for p, positions in partition_groups(parts):
