@@ -132,8 +132,9 @@ def summary_figures(summary: dict) -> list[tuple[str, str, str]]:
         ("p99 predicted / measured", ratio(s["p99_ratio_median"]), "Median over held-out configurations."),
         ("throttled p99 predicted / measured", ", ".join(f"{x:g}" for x in s["throttled_p99_ratios"]) or "—",
          "One ratio per throttled held-out configuration (perf-test --throughput): their latency is not a backlog."),
-        ("throttled p99, single runs / median", ", ".join(f"{lo:g}–{hi:g}" for lo, hi in s["throttled_p99_run_ratios"])
-         or "—", "The same configurations' lowest and highest single run over their median: how far p99 repeats."),
+        ("throttled p99, single runs / median",
+         ", ".join(f"{lo:g}–{hi:g}" for lo, hi in s["throttled_p99_run_ratios"]) or "—",
+         "The same configurations' lowest and highest single run over their median: how far p99 repeats."),
     ]
 
 

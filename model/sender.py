@@ -59,7 +59,6 @@ class Sender:
         self.requests: list[ProduceRequest] = []       # every request sent, for the metrics
         self.batches: list[ProducerBatch] = []         # every batch drained, for the metrics
         self.busy_seconds = 0.0
-        self.compressing = 0                           # bytes the batches drained this pass compress closing
         self.wake = env.event()
         self.waiting_until = -np.inf                   # > now while the Sender sleeps
         self.alarm_at = np.inf                         # the earliest pending alarm
@@ -133,11 +132,12 @@ class Sender:
                 busy = self._complete(responses)
             now = env.now
             ready, deadline = self._ready(now)
-            drained = []
+            drained, compressing = [], 0        # (compressing: bytes the drained batches compress closing)
             for node in ready:
                 conn = connections[node]
                 if conn.can_send_more(now):
-                    batches = self._drain(node, now)
+                    batches, compressed = self._drain(node, now)
+                    compressing += compressed
                     if batches:
                         drained.append((conn, batches))
             if drained:
@@ -150,8 +150,7 @@ class Sender:
                 if self.jit is not None:
                     work *= self.jit.factor("sender", len(drained))
                 # (the codecs and the kernel's socket writes: native code, never cold)
-                busy += work + costs.compress_byte * self.compressing + costs.wire_byte * wire
-                self.compressing = 0
+                busy += work + costs.compress_byte * compressing + costs.wire_byte * wire
                 # handle responses and build the requests, then write them
                 if busy > 0 and self.host.cpu is None and self.gil is None:   # (_work without its generator)
                     self.busy_seconds += busy
@@ -230,15 +229,16 @@ class Sender:
         self.oldest_head = oldest      # (heads made later are younger than `now`)
         return ready, deadline
 
-    def _drain(self, node: int, now: float) -> list[ProducerBatch]:
+    def _drain(self, node: int, now: float) -> tuple[list[ProducerBatch], int]:
         """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
-        per partition, up to max.request.size (the first batch always goes)."""
+        per partition, up to max.request.size (the first batch always goes). Also returns the bytes the Sender
+        compresses closing them."""
         acc = self.acc
         deques, muted = acc.deques, acc.muted
         parts = self.node_partitions[node]
         count = len(parts)
         start = self.drain_index[node]
-        batches, size = [], 0
+        batches, size, compressed = [], 0, 0
         for step in range(count):
             p = parts[(start + step) % count]
             dq = deques[p]
@@ -247,15 +247,15 @@ class Sender:
             head = dq[0]
             if batches and size + head.estimated_bytes(acc.estimator.estimate) > self.max_request_size:
                 self.drain_index[node] = (start + step) % count
-                return batches
+                return batches, compressed
             dq.popleft()
-            self.compressing += acc.close(head, now)
+            compressed += acc.close(head, now)
             if self.mute:
                 muted.add(p)
             batches.append(head)
             size += head.size_on_wire
         self.drain_index[node] = (start + 1) % count
-        return batches
+        return batches, compressed
 
     def _send(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
         size, records = REQUEST_HEADER_BYTES, 0

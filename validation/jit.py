@@ -3,8 +3,8 @@
 One perf-test run of the scenario's producer (as `kafkasim measure` runs it), with the CPU time of each of its JVM's
 threads read from /proc every 50 ms and summed by kind: the worker (perf-test's main thread), the Sender
 (kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the CPU of the Kafka
-nodes on this host (environment.own_processes_seconds). It prints the running totals every --interval seconds, and at the end each thread's CPU
-per request, per record and per byte sent. The local-2core profile's measured costs come from this: the compilers'
+nodes on this host (environment.own_processes_seconds). It prints the running totals every --interval seconds, and
+at the end each thread's CPU per request, per record and per byte sent. The local-2core profile's measured costs come from this: the compilers'
 CPU (jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes
 and several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM
 options (e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Linux only.
