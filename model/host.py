@@ -59,23 +59,30 @@ class Host:
             resource.release(request)
 
     def run(self, seconds: float, gil: simpy.Resource | None = None) -> Generator:
-        """Do `seconds` of CPU work on one core."""
+        """Do `seconds` of CPU work on one core; where the host is short of cores, one SLICE at a time, queueing
+        again behind whoever waits after each (kafka-python's work, under the GIL, runs to its end: it is kept
+        short of the GIL's switch interval anyway)."""
         if seconds <= 0:
             return
         if self.cpu is None and gil is None:
             self.busy_seconds += seconds
             yield self.env.timeout(seconds)
             return
-        held = yield from self.acquire(gil)
-        yield self.env.timeout(seconds)
-        self.release(held, seconds)
+        while seconds > 0:
+            step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
+            held = yield from self.acquire(gil)
+            yield self.env.timeout(step)
+            self.release(held, step)
+            seconds -= step
 
 
-# Threads that are not the producer's (JIT compilers, other processes) run in slices of this much CPU, so others
-# get cores between: Linux's base slice, 0.75 ms × (1 + log2 of the CPU count) on 2 CPUs. Simplified: a core goes
-# to whoever asked first, where Linux lets a thread that has slept run before one that has used its share.
-# Longer slices hold the producer's short pieces of work back more: a throttled run's start-up queue is sensitive
-# to this (b64k-l10 t20k's p99: 30 ms with 2 ms slices, 250 with 1.5, 380 with 1).
+# A thread holds a crowded core for at most this much CPU before the threads waiting get their turn: Linux's base
+# slice, 0.75 ms × (1 + log2 of the CPU count) on 2 CPUs. Without it a thread with long pieces of work takes more
+# than its share: a cold Sender (≈ 2 ms a request) would drain a throttled run's start-up queue at 0.6-0.9 of a
+# core, where Linux gave it 0.3-0.4 beside the compilers and the worker (measured, 64 KiB at 20k records/s:
+# python -m kafkasim.validation.jit --interval 0.1), and that queue sets the run's p99. Simplified: the queue
+# is first come, first served, where Linux lets a thread that has slept run before one that has used its share;
+# a worker thread's chunk of appends alone on its producer (at most a batch's worth of records) is not cut.
 SLICE = 0.0015
 
 

@@ -385,6 +385,32 @@ def test_a_deque_lock_another_thread_held_last_costs_the_transfer():
     assert env.now == pytest.approx((2 + 2 + 3 + 1.5) * 1e-6)
 
 
+def test_a_crowded_core_is_shared_a_slice_at_a_time():
+    """One core, two threads: a asks for 10 ms of work at 0, b for 0.1 ms just after. b waits out a's first 1.5 ms
+    slice, not all 10 ms; a then finishes its 10 ms at 10.1 ms. A piece under 1.5 slices (2.25 ms) is not cut."""
+    import simpy
+    from kafkasim.model.host import SLICE, Host
+
+    env = simpy.Environment()
+    host = Host(env, "host", 1)
+    host.add_threads(2)
+    done = {}
+
+    def thread(name, start, seconds):
+        yield env.timeout(start)
+        yield from host.run(seconds)
+        done[name] = env.now
+    env.process(thread("a", 0.0, 0.010))
+    env.process(thread("b", 1e-6, 1e-4))
+    env.process(thread("c", 0.011, 0.002))        # alone again, and under 1.5 slices: one piece
+    env.run()
+    assert done["b"] == pytest.approx(SLICE + 1e-4)
+    assert done["a"] == pytest.approx(0.010 + 1e-4)
+    assert done["c"] == pytest.approx(0.013)
+    assert host.busy_seconds == pytest.approx(0.0121)
+    assert host.wait_seconds == pytest.approx(SLICE - 1e-6 + 1e-4)
+
+
 def test_the_applications_own_work_is_busy_time_outside_send():
     """worker.app_us: one thread, unthrottled, nothing else limiting: each record costs its send() plus the
     application's own work between sends; perf-test's "time in send()" (worker_latency_us) leaves the latter out."""
