@@ -1,8 +1,8 @@
 """Hosts and their cores, the locks threads contend on, and the pipes bytes travel through.
 
 Every CPU-consuming activity (worker threads, the Sender, broker network and I/O threads, replica fetchers)
-runs its work with `Host.run`, which holds one of the host's cores for the duration. Threads beyond the core
-count queue for a core, so shared cores show up as waiting. A host with at least as many cores as threads
+runs its work with `Host.run`, which holds one of the host's cores for the duration, a slice at a time. Threads
+beyond the core count queue for a core, so shared cores show up as waiting. A host with at least as many cores as threads
 skips the queue (nothing can wait there), which keeps the common case at one event per piece of work.
 """
 from __future__ import annotations
@@ -79,10 +79,11 @@ class Host:
 # A thread holds a crowded core for at most this much CPU before the threads waiting get their turn: Linux's base
 # slice, 0.75 ms × (1 + log2 of the CPU count) on 2 CPUs. Without it a thread with long pieces of work takes more
 # than its share: a cold Sender (≈ 2 ms a request) would drain a throttled run's start-up queue at 0.6-0.9 of a
-# core, where Linux gave it 0.3-0.4 beside the compilers and the worker (measured, 64 KiB at 20k records/s:
-# python -m kafkasim.validation.jit --interval 0.1), and that queue sets the run's p99. Simplified: the queue
-# is first come, first served, where Linux lets a thread that has slept run before one that has used its share;
-# a worker thread's chunk of appends alone on its producer (at most a batch's worth of records) is not cut.
+# core, where Linux gave it 0.3-0.4 beside the compilers and the worker (64 KiB at 20k records/s, per 100 ms:
+# python -m kafkasim.validation.jit --interval 0.1 on a cluster warmed by a first run), and that queue sets the
+# run's p99. Simplified: the queue is first come, first served, where Linux lets a thread that has slept run
+# before one that has used its share; a worker thread's chunk of appends alone on its producer (at most a batch's
+# worth of records) is not cut.
 SLICE = 0.0015
 
 
