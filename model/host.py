@@ -1,9 +1,10 @@
 """Hosts and their cores, the locks threads contend on, and the pipes bytes travel through.
 
 Every CPU-consuming activity (worker threads, the Sender, broker network and I/O threads, replica fetchers)
-runs its work with `Host.run`, which holds one of the host's cores for the duration, a slice at a time. Threads
-beyond the core count queue for a core, so shared cores show up as waiting. A host with at least as many cores as threads
-skips the queue (nothing can wait there), which keeps the common case at one event per piece of work.
+runs its work with `Host.run`, which holds one of the host's cores for the duration, a slice at a time.
+Threads beyond the core count queue for a core, so shared cores show up as waiting. A host with at least as many
+cores as threads skips the queue (nothing can wait there), which keeps the common case at one event per piece of
+work.
 """
 from __future__ import annotations
 
