@@ -114,6 +114,17 @@ def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, c
     assert any(line.startswith("total: ") for line in out)
     per_request = [line.split() for line in out if line.strip().startswith(("worker:", "sender:"))]
     assert len(per_request) == 2 and all(float(line[1]) > 0 for line in per_request)
+    waits = next(line for line in out if line.startswith("waited for a core: "))
+    kinds = [w.split()[0] for w in waits.split(": ", 1)[1].split(", ")]
+    assert kinds == ["worker", "sender", "C1", "C2", "gc", "other"]
+
+
+def test_run_queue_wait_from_schedstat(tmp_path):
+    from kafkasim.validation.environment import run_queue_seconds
+
+    (tmp_path / "schedstat").write_text("81234567 4500000000 120\n")     # run ns, run-queue wait ns, slices
+    assert run_queue_seconds(tmp_path / "schedstat") == 4.5
+    assert run_queue_seconds(tmp_path / "missing") == 0.0
 
 
 def test_jit_thread_kinds():

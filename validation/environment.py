@@ -99,26 +99,43 @@ def thread_kind(name: str) -> str:
     return "other"
 
 
+def run_queue_seconds(schedstat: Path) -> float:
+    """Seconds a thread has spent runnable but waiting for a core, from its /proc/…/schedstat (run time, run-queue
+    wait, time slices; 0 where the kernel keeps no scheduler statistics)."""
+    try:
+        return int(schedstat.read_text().split()[1]) / 1e9
+    except (FileNotFoundError, IndexError, ValueError):
+        return 0.0
+
+
 class ThreadCpu:
     """The CPU-seconds of a Java producer's threads by kind (worker: perf-test's main thread; sender; the C1 and
-    C2 compilers; gc; other), from readings of /proc taken while it runs. A thread that exits (the Sender, at
-    close) leaves its kind's sum: each kind keeps its highest reading, so the totals are short by at most the
-    CPU since the last reading."""
+    C2 compilers; gc; other), and the seconds they waited for a core, from readings of /proc taken while it runs.
+    A thread that exits (the Sender, at close) leaves its kind's sum: each kind keeps its highest reading, so the
+    totals are short by at most what came after the last reading."""
 
     def __init__(self):
         self.totals: dict[str, float] = {}
+        self.waits: dict[str, float] = {}
 
     def sample(self, pid: int) -> dict[str, float] | None:
-        """Read process `pid`'s threads now; None once it has exited."""
+        """Read process `pid`'s threads now; returns their CPU-seconds by kind, None once it has exited."""
         now: dict[str, float] = {}
+        waited: dict[str, float] = {}
         try:
             for task in Path(f"/proc/{pid}/task").iterdir():
                 kind = thread_kind((task / "comm").read_text().strip())
                 now[kind] = now.get(kind, 0.0) + cpu_seconds(task / "stat")
+                waited[kind] = waited.get(kind, 0.0) + run_queue_seconds(task / "schedstat")
         except (FileNotFoundError, ProcessLookupError):
             return None
-        self.totals = {k: max(now.get(k, 0.0), self.totals.get(k, 0.0)) for k in {*now, *self.totals}}
+        self.totals = _highest(self.totals, now)
+        self.waits = _highest(self.waits, waited)
         return now
+
+
+def _highest(kept: dict[str, float], now: dict[str, float]) -> dict[str, float]:
+    return {k: max(now.get(k, 0.0), kept.get(k, 0.0)) for k in {*now, *kept}}
 
 
 class CpuWatch:

@@ -4,10 +4,12 @@ One perf-test run of the scenario's producer (as `kafkasim measure` runs it), wi
 threads read from /proc every 50 ms and summed by kind: the worker (perf-test's main thread), the Sender
 (kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the CPU of the Kafka
 nodes on this host (environment.own_processes_seconds). It prints the running totals every --interval seconds, and
-at the end each thread's CPU per request, per record and per byte sent. The local-2core profile's measured costs come from this: the compilers'
-CPU (jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes
-and several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM
-options (e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Linux only.
+at the end each thread's CPU per request, per record and per byte sent, and how long each kind of thread waited
+for a core (/proc/…/schedstat). The local-2core profile's measured costs come from this: the compilers' CPU
+(jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes and
+several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM options
+(e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Start the cluster first (`kafkasim cluster up`)
+and discard a first run, or the brokers' own JIT shares the cores too. Linux only.
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     java = cmd.index("java")
     cmd[java + 1:java + 1] = args.jvm_option
     try:
-        output, cpu, broker_cpu = _sample(cmd, args.interval, runners.time_limit(sc, sc.workload.records))
+        output, threads, broker_cpu = _sample(cmd, args.interval, runners.time_limit(sc, sc.workload.records))
     finally:
         admin.delete_topic(lib, target.admin_bootstrap, topic)
         pool.close()
@@ -60,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     if total:
         print(f"total: {total.records_per_sec:,.0f} rec/s, p50 {total.latency_p50_ms:g} ms, "
               f"p99 {total.latency_p99_ms:g} ms")
-        _per_unit(cpu, broker_cpu, total.records, parsed.metrics)
+        _per_unit(threads.totals, broker_cpu, total.records, parsed.metrics)
+    _waits(threads)
     return 0
 
 
-def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, dict, float]:
+def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadCpu, float]:
     """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
-    every `interval` seconds. Returns its output, its threads' CPU by kind and the brokers' CPU."""
+    every `interval` seconds. Returns its output, its threads' readings and the brokers' CPU."""
     threads = ThreadCpu()
     broker_start = own_processes_seconds()
     started = time.monotonic()
@@ -82,7 +85,7 @@ def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, dict, f
                   + f"  {own_processes_seconds() - broker_start:6.2f}", flush=True)
 
     out = runners.run(cmd, limit, watch)
-    return out.stdout, threads.totals, own_processes_seconds() - broker_start
+    return out.stdout, threads, own_processes_seconds() - broker_start
 
 
 def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict) -> None:
@@ -98,6 +101,14 @@ def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict)
         seconds = broker if kind == "broker" else cpu.get(kind, 0.0)
         print(f"{kind:>7}: {seconds:6.2f} CPU-s = {seconds / requests * 1e6:8.1f} us/request = "
               f"{seconds / records * 1e6:6.2f} us/record = {seconds / sent * 1e9:6.2f} ns/byte")
+
+
+def _waits(threads: ThreadCpu) -> None:
+    """How long each kind of thread was runnable but waited for a core (/proc/…/schedstat): on a host shared
+    with the brokers, the Sender's wait decides how many batches each request carries."""
+    if any(threads.waits.values()):
+        print("waited for a core: " + ", ".join(f"{kind} {threads.waits.get(kind, 0.0):.2f} s"
+                                                for kind in COLUMNS[:-1]))
 
 
 if __name__ == "__main__":
