@@ -119,14 +119,6 @@ def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, c
     assert kinds == ["worker", "sender", "C1", "C2", "gc", "other"]
 
 
-def test_run_queue_wait_from_schedstat(tmp_path):
-    from kafkasim.validation.environment import run_queue_seconds
-
-    (tmp_path / "schedstat").write_text("81234567 4500000000 120\n")     # run ns, run-queue wait ns, slices
-    assert run_queue_seconds(tmp_path / "schedstat") == 4.5
-    assert run_queue_seconds(tmp_path / "missing") == 0.0
-
-
 def test_jit_thread_kinds():
     from kafkasim.validation.environment import thread_kind as kind_of
 

@@ -87,3 +87,12 @@ def test_spread():
     s = spread([90.0, 100.0, 110.0])
     assert s["median"] == 100.0 and s["range_pct"] == pytest.approx(20.0)
     assert s["cv_pct"] == pytest.approx(8.165, abs=0.01)
+
+
+def test_run_queue_wait_from_schedstat(tmp_path):
+    """The jit tool's wait for a core: /proc/…/schedstat's second field, in ns; 0 where the kernel keeps none."""
+    from kafkasim.validation.environment import run_queue_seconds
+
+    (tmp_path / "schedstat").write_text("81234567 4500000000 120\n")     # run ns, run-queue wait ns, slices
+    assert run_queue_seconds(tmp_path / "schedstat") == 4.5
+    assert run_queue_seconds(tmp_path / "missing") == 0.0

@@ -110,13 +110,14 @@ def run_queue_seconds(schedstat: Path) -> float:
 
 class ThreadCpu:
     """The CPU-seconds of a Java producer's threads by kind (worker: perf-test's main thread; sender; the C1 and
-    C2 compilers; gc; other), and the seconds they waited for a core, from readings of /proc taken while it runs.
+    C2 compilers; gc; other), and if asked the seconds they waited for a core, from readings of /proc taken while
+    it runs.
     A thread that exits (the Sender, at close) leaves its kind's sum: each kind keeps its highest reading, so the
     totals are short by at most what came after the last reading."""
 
-    def __init__(self):
+    def __init__(self, waits: bool = False):
         self.totals: dict[str, float] = {}
-        self.waits: dict[str, float] = {}
+        self.waits: dict[str, float] | None = {} if waits else None     # (read only when asked: one more file)
 
     def sample(self, pid: int) -> dict[str, float] | None:
         """Read process `pid`'s threads now; returns their CPU-seconds by kind, None once it has exited."""
@@ -126,11 +127,13 @@ class ThreadCpu:
             for task in Path(f"/proc/{pid}/task").iterdir():
                 kind = thread_kind((task / "comm").read_text().strip())
                 now[kind] = now.get(kind, 0.0) + cpu_seconds(task / "stat")
-                waited[kind] = waited.get(kind, 0.0) + run_queue_seconds(task / "schedstat")
+                if self.waits is not None:
+                    waited[kind] = waited.get(kind, 0.0) + run_queue_seconds(task / "schedstat")
         except (FileNotFoundError, ProcessLookupError):
             return None
         self.totals = _highest(self.totals, now)
-        self.waits = _highest(self.waits, waited)
+        if self.waits is not None:
+            self.waits = _highest(self.waits, waited)
         return now
 
 

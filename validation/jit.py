@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadCpu, float]:
     """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
     every `interval` seconds. Returns its output, its threads' readings and the brokers' CPU."""
-    threads = ThreadCpu()
+    threads = ThreadCpu(waits=True)
     broker_start = own_processes_seconds()
     started = time.monotonic()
     printed = [-interval]
