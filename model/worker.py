@@ -235,7 +235,9 @@ class WorkerThread:
         self.partitioner.on_new_batch(batch.partition)
         self.switched = True          # the record after it goes to the new partition without aborting again
 
-    def _chunk_cost(self, parts, i: int, k: int, closing: ProducerBatch | None) -> float:
+    def _chunk_cost(self, parts, i: int, k: int, closing: ProducerBatch | None, groups=None) -> float:
+        """The chunk's CPU: its records' costs, slowed while the JIT is cold, and its compression (`groups`:
+        the chunk's partition_groups, if the caller has them)."""
         if self.cost_of_length is None:
             cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
         else:
@@ -246,10 +248,11 @@ class WorkerThread:
             cost *= self.jit.factor("worker", k)
         if self.costs.compress_byte:
             # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
-            cost += self.costs.compress_byte * self._compressed(parts, i, k, closing)
+            groups = partition_groups(parts) if groups is None else groups
+            cost += self.costs.compress_byte * self._compressed(groups, i, k, closing)
         return cost
 
-    def _compressed(self, parts, i: int, k: int, closing: ProducerBatch | None) -> int:
+    def _compressed(self, groups, i: int, k: int, closing: ProducerBatch | None) -> int:
         """Bytes Java's codecs compress while the chunk's records are appended: each time a batch's bytes fill the
         codec's buffer; the rest of `closing`, the batch the chunk fills, which the next append finds full and
         closes (Java compresses it under the deque lock, before the Sender can drain it); and any close owed
@@ -259,7 +262,7 @@ class WorkerThread:
         self.prepaid = closing
         lo, acc = self.first_id + i, self.acc
         closed = closing is None
-        for p, positions in partition_groups(parts):
+        for p, positions in groups:
             batch = acc.open_batch(p)
             count = k if positions is None else len(positions)
             if acc.fixed_size is not None:
@@ -303,12 +306,13 @@ class WorkerThread:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
         under which the records are appended to whatever batch is open by then. Time under a lock is not
         charged to the host's cores."""
-        asked, cost = self.env.now, self._chunk_cost(parts, i, k, closing)
+        groups = partition_groups(parts)
+        asked, cost = self.env.now, self._chunk_cost(parts, i, k, closing, groups)
         yield from self.host.run(cost, self.gil)
         self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now
         yield from self.metadata_lock.hold_for(k)
-        for p, positions in partition_groups(parts):
+        for p, positions in groups:
             count = k if positions is None else len(positions)
 
             def append(now, per_record, p=p, positions=positions):
