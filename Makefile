@@ -31,11 +31,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
 
 # Fit model/profiles/local-2core.yaml to validation/data/local-quiet.jsonl (Java first: it fits the brokers' costs too;
-# kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 15 min on 2 cores).
+# kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 15 min on 2 cores). The Java
+# report sets the error beside a second session's runs of the same configurations (validation/data/local-threads.jsonl).
 fidelity: $(STAMP)
 	$(BIN)/kafkasim validate validation/data/local-quiet.jsonl --client java \
 	    --base-profile validation/profiles/local-2core-start.yaml \
-	    --profile model/profiles/local-2core.yaml --max-evaluations 80
+	    --profile model/profiles/local-2core.yaml --max-evaluations 80 \
+	    --remeasured validation/data/local-threads.jsonl
 	$(BIN)/kafkasim validate validation/data/local-quiet.jsonl --client kafka-python \
 	    --base-profile model/profiles/local-2core.yaml \
 	    --profile model/profiles/local-2core.yaml --max-evaluations 40

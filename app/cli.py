@@ -110,13 +110,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     try:
         summary = validate(args.runs, args.matrix, args.client, args.base_profile, args.out_dir, args.profile,
-                           args.max_records, args.max_evaluations, jobs=args.jobs)
+                           args.max_records, args.max_evaluations, jobs=args.jobs,
+                           remeasured_runs=args.remeasured)
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     print(f"report: {summary['report']}\nprofile: {summary['profile']}")
     print(f"held-out throughput error (median abs): {100 * summary['throughput_mdape']:.1f} %  "
           f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %  "
           f"p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
+    if "session_noise_mdape" in summary:
+        print(f"another session: {100 * summary['session_noise_mdape']:.1f} % from the reference runs; "
+              f"model error against it {100 * summary['throughput_mdape_remeasured']:.1f} %")
     return 0
 
 
@@ -177,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "(default 1,000,000)")
     validate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
     validate.add_argument("--max-evaluations", type=int, default=60)
+    validate.add_argument("--remeasured", metavar="RUNS",
+                          help="run store of the same configurations measured in another session: the report "
+                               "gives the difference between sessions and the model's error against it")
     validate.set_defaults(func=cmd_validate)
     from kafkasim.app.app_command import add_app_command
     from kafkasim.app.reproduce_command import add_reproduce_command

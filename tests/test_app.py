@@ -24,7 +24,7 @@ from kafkasim.calibration.runs import Observation, load_observations  # noqa: E4
 from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
 from kafkasim.validation.report import (FACTORS, Row, error_by_factor, predict_all, role_of,  # noqa: E402
-                                        roles_from_matrix, summarise)
+                                        remeasured, roles_from_matrix, summarise)
 
 from conftest import ROOT  # noqa: E402
 
@@ -624,6 +624,23 @@ def test_the_summary_compares_the_senders_cpu_where_runs_recorded_it():
     obs.measured["sender_cpu_s"] = 2.0
     s = summarise([Row(obs, "calibration", {"records_per_sec": 1000.0, "sender_cpu_s": 3.0})])
     assert s["sender_cpu_ratio_median"] == 1.5
+
+
+def test_another_sessions_runs_give_the_noise_between_sessions_and_the_models_error_against_them():
+    def obs(config_id, role, rate):
+        return Observation(config_id, "java", role, {}, {"records_per_sec": rate}, {}, 1)
+    rows = [Row(obs("a", "held-out", 1000.0), "held-out", {"records_per_sec": 1100.0}),
+            Row(obs("b", "held-out", 1000.0), "held-out", {"records_per_sec": 1000.0}),
+            Row(obs("c", "calibration", 1000.0), "calibration", {"records_per_sec": 1000.0})]
+    # "c" is a calibration configuration and "d" was not measured in the reference session: neither counts
+    again = [obs("a", "held-out", 1200.0), obs("b", "held-out", 900.0), obs("c", "held-out", 5000.0),
+             obs("d", "held-out", 10.0)]
+    s = remeasured(rows, again)
+    assert s["remeasured_configs"] == 2
+    assert s["session_noise_mdape"] == pytest.approx(0.15)                    # median of 20 % and 10 %
+    assert s["throughput_mdape_remeasured"] == pytest.approx((1 / 12 + 1 / 9) / 2)   # 1100 vs 1200, 1000 vs 900
+    assert s["remeasured_rate"] == {"a": 1200.0, "b": 900.0}
+    assert remeasured(rows, []) == {}
 
 
 def test_error_by_factor_orders_values_by_number():

@@ -131,3 +131,13 @@ def test_snapshot_observation_picks_the_parameters_its_figures_determine():
     assert parameters == ["broker.request_us"]
     assert obs.weights == {"request-latency-avg": 1.0, "batch-size-avg": 1.0}
     assert obs.scenario["hardware.profile"] == "kontur-2020"
+
+
+def test_validate_names_a_missing_second_session_store_before_fitting(capsys, tmp_path):
+    from kafkasim.app import cli
+    code = cli.main(["validate", "validation/data/local-quiet.jsonl", "--out-dir", str(tmp_path),
+                     "--remeasured", str(tmp_path / "nowhere.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "nowhere.jsonl" in err and "does not exist" in err
+    assert not list(tmp_path.iterdir())          # nothing fitted or written

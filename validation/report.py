@@ -122,6 +122,22 @@ def summarise(rows: list[Row]) -> dict:
     }
 
 
+def remeasured(rows: list[Row], again: list[Observation]) -> dict:
+    """The held-out configurations measured again in another session (another run store, hours or days later):
+    how far that session's figure lies from the reference one, which is noise a model fitted to one session
+    cannot beat, and the model's error against that session."""
+    by_id = {o.config_id: o for o in again if o.measured.get("records_per_sec")}
+    pairs = [(r, by_id[r.obs.config_id]) for r in rows if r.role == "held-out" and r.obs.config_id in by_id
+             and r.obs.measured.get("records_per_sec") and r.pred.get("records_per_sec")]
+    if not pairs:
+        return {}
+    drift = [abs(o.measured["records_per_sec"] / r.obs.measured["records_per_sec"] - 1) for r, o in pairs]
+    error = [abs(r.pred["records_per_sec"] / o.measured["records_per_sec"] - 1) for r, o in pairs]
+    return {"remeasured_configs": len(pairs), "session_noise_mdape": float(np.median(drift)),
+            "throughput_mdape_remeasured": float(np.median(error)),
+            "remeasured_rate": {r.obs.config_id: o.measured["records_per_sec"] for r, o in pairs}}
+
+
 def _run_ratios(obs, target: str) -> tuple[float, float]:
     """The lowest and highest single run's `target` over the median of the runs."""
     values, median = obs.run_values(target), obs.measured[target]
@@ -204,8 +220,10 @@ def _save(fig, out_dir: Path, name: str, title: str) -> str:
     return name
 
 
-def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], images: list[str]) -> str:
-    s = summary
+def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], images: list[str],
+             again: dict | None = None, again_runs: str | None = None) -> str:
+    s, again = summary, again or {}
+    again_rate = again.get("remeasured_rate", {})
     lines = [
         f"# Fidelity report: {stem}",
         "",
@@ -222,6 +240,11 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
         f"{100 * s['noise_floor_mdape']:.1f} % |",
         f"| run-to-run range (max − min) / median, median over held-out configs | "
         f"{100 * s['noise_median_range']:.1f} % |",
+        *([f"| another session (`{again_runs}`, {again['remeasured_configs']} held-out configs measured again): "
+           f"its rec/s against the reference median, median absolute % difference | "
+           f"{100 * again['session_noise_mdape']:.1f} % |",
+           f"| … and the model's held-out throughput error against that session | "
+           f"{100 * again['throughput_mdape_remeasured']:.1f} % |"] if again else []),
         f"| held-out p50 latency, median predicted / measured | {s['p50_ratio_median']:.2f} |",
         f"| held-out p99 latency, median predicted / measured | {s['p99_ratio_median']:.2f} |",
         f"| throttled held-out runs, p99 predicted / measured | "
@@ -241,23 +264,27 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
     lines += ["", "Other load is the CPU other processes took during the runs (median, cores; – where not recorded): "
               "predictions include it when it is at least " + f"{QUIET_CORES} cores.",
               "", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 "
-              "| other load |", "|---|---|---|---|---|---|---|---|---|"]
+              "| other load |" + (" another session's rec/s |" if again_rate else ""),
+              "|---|---|---|---|---|---|---|---|---|" + ("---|" if again_rate else "")]
     for r in rows:
         m, p = r.obs.measured.get("records_per_sec", 0), r.pred.get("records_per_sec", 0)
         other = "–" if r.obs.background_cores is None else f"{r.obs.background_cores:.2f}"
         lines.append(f"| {r.obs.config_id} | {r.role} | {m:,.0f} | {p:,.0f} | {100 * (p / m - 1):+.0f} % | "
                      f"{100 * r.obs.spread.get('records_per_sec', 0):.0f} % | {r.obs.measured.get('p99_ms', 0):,.0f} | "
-                     f"{r.pred.get('p99_ms', 0):,.0f} | {other} |")
+                     f"{r.pred.get('p99_ms', 0):,.0f} | {other} |"
+                     + (f" {again_rate[r.obs.config_id]:,.0f} |" if r.obs.config_id in again_rate
+                        else " |" if again_rate else ""))
     lines += [""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
 
 
 def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
              profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=sys.stderr,
-             jobs: int | None = None) -> dict:
+             jobs: int | None = None, remeasured_runs: str | None = None) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     observations = load_observations(runs, library=client)
+    again_obs = load_observations(remeasured_runs, library=client) if remeasured_runs else []
     roles = roles_from_matrix(matrix)
     calibration = [o for o in observations if role_of(o, roles) == "calibration"]
     if not calibration:
@@ -271,6 +298,9 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     preds = predict_all(observations, str(profile_path), max_records, progress, jobs)
     rows = [Row(o, role_of(o, roles), p) for o, p in zip(observations, preds)]
     summary = summarise(rows)
+    again = remeasured(rows, again_obs)
     images = plots(rows, out_dir, stem)
-    (out_dir / f"{stem}.md").write_text(markdown(stem, str(runs), fitted, summary, rows, images))
-    return {"report": str(out_dir / f"{stem}.md"), "profile": str(profile_path), **summary}
+    (out_dir / f"{stem}.md").write_text(markdown(stem, str(runs), fitted, summary, rows, images, again,
+                                                 remeasured_runs))
+    return {"report": str(out_dir / f"{stem}.md"), "profile": str(profile_path), **summary,
+            **{k: v for k, v in again.items() if k != "remeasured_rate"}}
