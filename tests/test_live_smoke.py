@@ -114,6 +114,10 @@ def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, c
     assert any(line.startswith("total: ") for line in out)
     per_request = [line.split() for line in out if line.strip().startswith(("worker:", "sender:"))]
     assert len(per_request) == 2 and all(float(line[1]) > 0 for line in per_request)
+    # the broker's CPU, and its own compilers' part of it
+    brokers = next(line for line in out if line.startswith("brokers: ")).split()
+    everything, compilers = float(brokers[1]), float(brokers[-1])
+    assert everything > 0 and 0 <= compilers <= everything
     waits = next(line for line in out if line.startswith("waited for a core: "))
     kinds = [w.split()[0] for w in waits.split(": ", 1)[1].split(", ")]
     assert kinds == ["worker", "sender", "C1", "C2", "gc", "other"]

@@ -73,15 +73,24 @@ def cpu_seconds(stat: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def own_pids(names: tuple[bytes, ...] = OWN_PROCESSES) -> list[int]:
+    """This host's processes whose command line names one of `names` (whoever started them)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and any(name in (entry / "cmdline").read_bytes() for name in names):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
 def own_processes_seconds() -> float:
     """CPU-seconds used so far by this host's Kafka nodes and proxies (whoever started them)."""
     total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in own_pids():
         try:
-            if any(name in (entry / "cmdline").read_bytes() for name in OWN_PROCESSES):
-                total += cpu_seconds(entry / "stat")
+            total += cpu_seconds(Path(f"/proc/{pid}/stat"))
         except OSError:
             continue
     return total

@@ -3,13 +3,15 @@
 One perf-test run of the scenario's producer (as `kafkasim measure` runs it), with the CPU time of each of its JVM's
 threads read from /proc every 50 ms and summed by kind: the worker (perf-test's main thread), the Sender
 (kafka-producer-network-thread), the C1 and C2 JIT compiler threads, GC, and the rest; and the CPU of the Kafka
-nodes on this host (environment.own_processes_seconds). It prints the running totals every --interval seconds, and
-at the end each thread's CPU per request, per record and per byte sent, and how long each kind of thread waited
-for a core (/proc/…/schedstat). The local-2core profile's measured costs come from this: the compilers' CPU
-(jvm.jit_cpu_ms), the costs per byte of the worker, the Sender and the broker (runs with two record sizes and
-several request counts), and the Sender's cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM options
+nodes on this host (environment.own_processes_seconds), with their own compiler threads' part. It prints the running
+totals every --interval seconds, and at the end each thread's CPU per request, per record and per byte sent (the
+brokers' without their compilers), and how long each kind of thread waited for a core (/proc/…/schedstat). The
+local-2core profile's measured costs come from this: the compilers' CPU (jvm.jit_cpu_ms), the costs per byte of
+the worker, the Sender and the broker (runs with two record sizes and several request counts), and the Sender's
+cold start (jvm.cold_factor, jvm.warm_invocations). Extra JVM options
 (e.g. -XX:TieredStopAtLevel=1, C1 only) show what the JIT costs. Start the cluster first (`kafkasim cluster up`)
-and discard a first run, or the brokers' own JIT shares the cores too. Linux only.
+and discard a first run or two, or the brokers' own JIT shares the cores too (measured: a broker's compilers took
+0.4-5.4 CPU-s a run in the first pass after its start, 0.01-0.04 in the second). Linux only.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import sys
 import time
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
-from kafkasim.validation.environment import ThreadCpu, own_processes_seconds
+from kafkasim.validation.environment import ThreadCpu, own_pids, own_processes_seconds
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
@@ -67,10 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadCpu, float]:
+def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadCpu, dict[str, float]]:
     """Run the producer, reading its threads' CPU (and the brokers') as it runs and printing the totals so far
-    every `interval` seconds. Returns its output, its threads' readings and the brokers' CPU."""
+    every `interval` seconds. Returns its output, its threads' readings and the brokers' CPU-seconds: all of it,
+    and their own JIT compilers' part (a broker started moments before still compiles its request path)."""
     threads = ThreadCpu(waits=True)
+    brokers = {pid: ThreadCpu() for pid in own_pids((b"kafka.Kafka",))}
+    compiling = _compilers(brokers)
     broker_start = own_processes_seconds()
     started = time.monotonic()
     printed = [-interval]
@@ -85,20 +90,33 @@ def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadC
                   + f"  {own_processes_seconds() - broker_start:6.2f}", flush=True)
 
     out = runners.run(cmd, limit, watch)
-    return out.stdout, threads, own_processes_seconds() - broker_start
+    broker = {"all": own_processes_seconds() - broker_start, "JIT": _compilers(brokers) - compiling}
+    return out.stdout, threads, broker
 
 
-def _per_unit(cpu: dict[str, float], broker: float, records: int, metrics: dict) -> None:
+def _compilers(brokers: dict[int, ThreadCpu]) -> float:
+    """The brokers' C1 and C2 compiler threads' CPU-seconds so far. (A compiler thread that exits takes its
+    CPU out of the sum: the JIT's part is then short and the brokers' work over by as much.)"""
+    total = 0.0
+    for pid, threads in brokers.items():
+        threads.sample(pid)
+        total += threads.totals.get("C1", 0.0) + threads.totals.get("C2", 0.0)
+    return total
+
+
+def _per_unit(cpu: dict[str, float], broker: dict[str, float], records: int, metrics: dict) -> None:
     """Each thread's CPU per request, per record and per byte sent (requests and bytes from the producer's
-    metrics): the figures the profile's sender.*, worker.* and broker.* costs stand for."""
+    metrics): the figures the profile's sender.*, worker.* and broker.* costs stand for (the brokers' without
+    their JIT compilers' part)."""
     per_request = metrics.get("producer-metrics:records-per-request-avg")
     sent = metrics.get("producer-metrics:outgoing-byte-total")
     if not per_request or not sent or not records:
         return
     requests = records / per_request
     print(f"{records} records in {requests:,.0f} requests, {sent / 2**20:,.1f} MiB sent")
+    print(f"brokers: {broker['all']:.2f} CPU-s, of which their JIT compilers {broker['JIT']:.2f}")
     for kind in ("worker", "sender", "broker"):
-        seconds = broker if kind == "broker" else cpu.get(kind, 0.0)
+        seconds = broker["all"] - broker["JIT"] if kind == "broker" else cpu.get(kind, 0.0)
         print(f"{kind:>7}: {seconds:6.2f} CPU-s = {seconds / requests * 1e6:8.1f} us/request = "
               f"{seconds / records * 1e6:6.2f} us/record = {seconds / sent * 1e9:6.2f} ns/byte")
 
