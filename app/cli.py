@@ -31,7 +31,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"kafkasim: simulating {scenario.name} ({scenario.workload.records * scenario.producers} records)...",
               file=sys.stderr)
     result = simulate(scenario)
-    from kafkasim.calibration.bands import band, uncertainty
+    from kafkasim.calibration.bands import band, held_out, uncertainty
     spread = None
     if args.band is None:       # by default, a band whenever the profile was fitted with uncertainty
         args.band = 8 if uncertainty(scenario) else 0
@@ -52,6 +52,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
             print(f"band ({spread['level']:.0%} of {spread['draws']} draws from the profile's fit): "
                   f"{lo:,.0f}–{hi:,.0f} records/s, p50 {spread['p50_ms'][0]:.0f}–{spread['p50_ms'][1]:.0f} ms, "
                   f"p99 {spread['p99_ms'][0]:.0f}–{spread['p99_ms'][1]:.0f} ms")
+        checked = held_out(scenario)
+        if checked:
+            session = (f", another session's {100 * checked['another_session']:.1f} %"
+                       if "another_session" in checked else "")
+            print(f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "
+                  f"median {100 * checked['throughput_mdape']:.1f} % off (repeats {100 * checked['noise_floor']:.1f} "
+                  f"% apart{session}; {checked['report']})")
     return 0
 
 

@@ -18,6 +18,12 @@ def uncertainty(scenario: Scenario) -> dict[str, float]:
     return {k: min(float(s), MAX_SIGMA) for k, s in sigma.items()}
 
 
+def held_out(scenario: Scenario) -> dict:
+    """How the scenario's profile did on held-out runs for its client (`kafkasim validate` records it), or {}."""
+    profile = load_profile(scenario.hardware.profile)
+    return ((profile.get("provenance") or {}).get(scenario.client.library) or {}).get("held_out") or {}
+
+
 def band(scenario: Scenario, draws: int = 8, level: float = 0.9, max_records: int = 50_000) -> dict | None:
     """Low and high of throughput, p50 and p99 over `draws` parameter sets drawn from the fit's log-normal
     uncertainty (central `level` of the draws); None when the profile carries no uncertainty."""

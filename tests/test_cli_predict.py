@@ -142,3 +142,27 @@ def test_console_script_bad_key_no_traceback(tmp_scenario):
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip() == ("kafkasim: error: unknown key 'topic.partition'; did you mean "
                                    "'topic.partitions'?")
+
+
+def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, tmp_scenario):
+    """`kafkasim validate` records the held-out error in the profile; `predict` with that profile shows it."""
+    import yaml
+    from kafkasim.model.hardware import load_profile
+
+    profile = load_profile("local-2core")
+    profile.pop("uncertainty", None)            # (no band: this test is about the line below the prediction)
+    profile.setdefault("provenance", {})["java"] = {
+        "held_out": {"configs": 20, "throughput_mdape": 0.071, "noise_floor": 0.029, "another_session": 0.065,
+                     "report": "validation/reports/local-quiet-java.md"}}
+    path = tmp_path / "validated.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", f"hardware.profile={path}")
+    assert code == 0
+    line = out.splitlines()[-1]
+    assert line.startswith(f"profile {path} on 20 held-out configurations: throughput a median 7.1 % off")
+    assert "repeats 2.9 % apart, another session's 6.5 %" in line and "local-quiet-java.md" in line
+    # kafka-python was not validated in this profile: nothing is claimed for it
+    code, out, _ = predict(capsys, tmp_scenario(SCENARIO.replace("library: java, version: \"2.4\"",
+                                                                 "library: kafka-python, version: \"3.0\"")),
+                           "--set", f"hardware.profile={path}")
+    assert code == 0 and "held-out" not in out

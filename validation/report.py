@@ -294,13 +294,21 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     stem = f"{Path(runs).stem}-{client}"
     profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
     name = profile_path.stem
-    write_profile(profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration]), profile_path)
+    fitted_profile = profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration])
+    write_profile(fitted_profile, profile_path)
     preds = predict_all(observations, str(profile_path), max_records, progress, jobs)
     rows = [Row(o, role_of(o, roles), p) for o, p in zip(observations, preds)]
     summary = summarise(rows)
     again = remeasured(rows, again_obs)
+    # The profile carries how it did, so that `kafkasim predict` can say how far to trust it.
+    report = out_dir / f"{stem}.md"
+    fitted_profile["provenance"][client]["held_out"] = {
+        "configs": summary["held_out_configs"], "report": str(report),
+        "throughput_mdape": round(summary["throughput_mdape"], 4),
+        "noise_floor": round(summary["noise_floor_mdape"], 4),
+        **({"another_session": round(again["session_noise_mdape"], 4)} if again else {})}
+    write_profile(fitted_profile, profile_path)
     images = plots(rows, out_dir, stem)
-    (out_dir / f"{stem}.md").write_text(markdown(stem, str(runs), fitted, summary, rows, images, again,
-                                                 remeasured_runs))
-    return {"report": str(out_dir / f"{stem}.md"), "profile": str(profile_path), **summary,
+    report.write_text(markdown(stem, str(runs), fitted, summary, rows, images, again, remeasured_runs))
+    return {"report": str(report), "profile": str(profile_path), **summary,
             **{k: v for k, v in again.items() if k != "remeasured_rate"}}
