@@ -52,13 +52,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
             print(f"band ({spread['level']:.0%} of {spread['draws']} draws from the profile's fit): "
                   f"{lo:,.0f}–{hi:,.0f} records/s, p50 {spread['p50_ms'][0]:.0f}–{spread['p50_ms'][1]:.0f} ms, "
                   f"p99 {spread['p99_ms'][0]:.0f}–{spread['p99_ms'][1]:.0f} ms")
-        checked = held_out(scenario)
-        if checked:
-            session = (f", another session's {100 * checked['another_session']:.1f} %"
-                       if "another_session" in checked else "")
-            print(f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "
-                  f"median {100 * checked['throughput_mdape']:.1f} % off (repeats {100 * checked['noise_floor']:.1f} "
-                  f"% apart{session}; {checked['report']})")
+        trust = held_out(scenario)
+        if trust:
+            print(trust)
     return 0
 
 

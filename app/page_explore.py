@@ -13,6 +13,7 @@ import streamlit as st
 
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
 from kafkasim.app.ui_run import DEFAULT_CAP, run
+from kafkasim.calibration.bands import held_out
 from kafkasim.model import clients
 from kafkasim.model.scenario import FIELDS, ScenarioError
 
@@ -187,5 +188,8 @@ def render() -> None:
     with st.spinner("simulating…"):
         result = run(scenario, cap)
     ui_results.show(result)
+    trust = held_out(scenario)
+    if trust:
+        st.caption(trust)
     st.divider()
     ui_sweep.section(scenario, cap)

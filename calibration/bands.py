@@ -18,10 +18,17 @@ def uncertainty(scenario: Scenario) -> dict[str, float]:
     return {k: min(float(s), MAX_SIGMA) for k, s in sigma.items()}
 
 
-def held_out(scenario: Scenario) -> dict:
-    """How the scenario's profile did on held-out runs for its client (`kafkasim validate` records it), or {}."""
+def held_out(scenario: Scenario) -> str | None:
+    """How the scenario's profile did on held-out runs for its client, as a line to show under a prediction
+    (`kafkasim validate` records it in the profile), or None."""
     profile = load_profile(scenario.hardware.profile)
-    return ((profile.get("provenance") or {}).get(scenario.client.library) or {}).get("held_out") or {}
+    checked = ((profile.get("provenance") or {}).get(scenario.client.library) or {}).get("held_out")
+    if not checked:
+        return None
+    session = f", another session's {100 * checked['another_session']:.1f} %" if "another_session" in checked else ""
+    return (f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "
+            f"median {100 * checked['throughput_mdape']:.1f} % off (repeats {100 * checked['noise_floor']:.1f} % "
+            f"apart{session}; {checked['report']})")
 
 
 def band(scenario: Scenario, draws: int = 8, level: float = 0.9, max_records: int = 50_000) -> dict | None:

@@ -77,6 +77,15 @@ def test_explore_shows_a_prediction_for_the_default_example():
     assert any("Bottleneck:" in v for v in verdicts)
 
 
+def test_explore_says_how_a_validated_profile_did_on_held_out_runs():
+    at = explore(lazy=True, example="local-1broker")          # local-2core, which `make fidelity` validated
+    no_traceback(at)
+    assert any(c.value.startswith("profile local-2core on 20 held-out configurations: throughput a median")
+               for c in at.caption)
+    kontur = explore(lazy=True)                               # a hand-derived profile claims nothing
+    assert not any("held-out configurations" in c.value for c in kontur.caption)
+
+
 def test_every_field_has_a_widget_labelled_with_its_kafka_name_and_doc():
     at = explore()
     assert "xf:hardware.worker.record_us" not in {w.key for w in at.text_input}   # cost parameters on request

@@ -151,9 +151,9 @@ def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, 
 
     profile = load_profile("local-2core")
     profile.pop("uncertainty", None)            # (no band: this test is about the line below the prediction)
-    profile.setdefault("provenance", {})["java"] = {
+    profile["provenance"] = {"java": {
         "held_out": {"configs": 20, "throughput_mdape": 0.071, "noise_floor": 0.029, "another_session": 0.065,
-                     "report": "validation/reports/local-quiet-java.md"}}
+                     "report": "validation/reports/local-quiet-java.md"}}}
     path = tmp_path / "validated.yaml"
     path.write_text(yaml.safe_dump(profile))
     code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", f"hardware.profile={path}")
