@@ -21,8 +21,9 @@ def uncertainty(scenario: Scenario) -> dict[str, float]:
 def held_out(scenario: Scenario) -> str | None:
     """How the scenario's profile did on held-out runs for its client, as a line to show under a prediction
     (`kafkasim validate` records it in the profile), or None."""
-    profile = load_profile(scenario.hardware.profile)
-    checked = ((profile.get("provenance") or {}).get(scenario.client.library) or {}).get("held_out")
+    provenance = load_profile(scenario.hardware.profile).get("provenance")
+    # (a hand-derived profile's provenance is a sentence, not a record per client)
+    checked = (provenance.get(scenario.client.library) or {}).get("held_out") if isinstance(provenance, dict) else None
     if not checked:
         return None
     session = f", another session's {100 * checked['another_session']:.1f} %" if "another_session" in checked else ""

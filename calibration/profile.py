@@ -37,7 +37,10 @@ def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict
         (mine if key.startswith(CLIENT_PREFIXES) else hardware)[key] = round(float(value), 6)
     residuals = {cfg: {k: round(v, 4) for k, v in res.items()} for cfg, res in fit.residuals.items()}
     # Per client library: a fit of one library on top of a profile fitted for another keeps the other's record.
-    provenance = {k: v for k, v in (profile.get("provenance") or {}).items() if k in clients and k != fit.library}
+    # (a hand-derived profile's provenance is a sentence, which the description's "starting from" stands for)
+    base = profile.get("provenance")
+    provenance = ({k: v for k, v in base.items() if k in clients and k != fit.library}
+                  if isinstance(base, dict) else {})
     uncertainty = {k: v for k, v in (profile.get("uncertainty") or {}).items() if k != fit.library}
     return {
         "name": name,

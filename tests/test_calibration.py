@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from kafkasim.calibration.bands import band
-from kafkasim.calibration.fit import NOISY, THROTTLED_WEIGHTS, WEIGHTS, fit, predicted, residuals_of, scenario_for
+from kafkasim.calibration.fit import (NOISY, THROTTLED_WEIGHTS, WEIGHTS, Fit, fit, predicted, residuals_of,
+                                      scenario_for)
 from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.calibration.snapshot import read_snapshot, snapshot_observation
@@ -141,3 +142,15 @@ def test_validate_names_a_missing_second_session_store_before_fitting(capsys, tm
     assert code == 2
     assert err.count("\n") == 1 and "nowhere.jsonl" in err and "does not exist" in err
     assert not list(tmp_path.iterdir())          # nothing fitted or written
+
+
+def test_a_fit_from_a_hand_derived_profile_writes_its_own_provenance():
+    """kontur-2020's provenance is a sentence, not a record per client: a fit starting from it (the README's
+    snapshot calibration) must still write a profile."""
+    assert isinstance(load_profile("kontur-2020")["provenance"], str)
+    result = Fit("java", "kontur-2020", {"broker.request_us": 1000.0}, {"broker.request_us": 0.1},
+                 {"I": {"records_per_sec": 0.01}}, 0.001, 5, 1.0)
+    profile = profile_from_fit(result, "kontur-fitted", "snapshot", ["I"])
+    assert list(profile["provenance"]) == ["java"]
+    assert profile["hardware"]["broker.request_us"] == 1000.0
+    assert "starting from kontur-2020" in profile["description"]
