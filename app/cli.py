@@ -31,7 +31,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"kafkasim: simulating {scenario.name} ({scenario.workload.records * scenario.producers} records)...",
               file=sys.stderr)
     result = simulate(scenario)
-    from kafkasim.calibration.bands import band, held_out, uncertainty
+    from kafkasim.calibration.bands import band, held_out_line, uncertainty
     spread = None
     if args.band is None:       # by default, a band whenever the profile was fitted with uncertainty
         args.band = 8 if uncertainty(scenario) else 0
@@ -52,7 +52,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             print(f"band ({spread['level']:.0%} of {spread['draws']} draws from the profile's fit): "
                   f"{lo:,.0f}–{hi:,.0f} records/s, p50 {spread['p50_ms'][0]:.0f}–{spread['p50_ms'][1]:.0f} ms, "
                   f"p99 {spread['p99_ms'][0]:.0f}–{spread['p99_ms'][1]:.0f} ms")
-        trust = held_out(scenario)
+        trust = held_out_line(scenario)
         if trust:
             print(trust)
     return 0

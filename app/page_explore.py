@@ -13,7 +13,7 @@ import streamlit as st
 
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
 from kafkasim.app.ui_run import DEFAULT_CAP, run
-from kafkasim.calibration.bands import held_out
+from kafkasim.calibration.bands import held_out_line
 from kafkasim.model import clients
 from kafkasim.model.scenario import FIELDS, ScenarioError
 
@@ -188,7 +188,7 @@ def render() -> None:
     with st.spinner("simulating…"):
         result = run(scenario, cap)
     ui_results.show(result)
-    trust = held_out(scenario)
+    trust = held_out_line(scenario)
     if trust:
         st.caption(trust)
     st.divider()

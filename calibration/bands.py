@@ -18,7 +18,7 @@ def uncertainty(scenario: Scenario) -> dict[str, float]:
     return {k: min(float(s), MAX_SIGMA) for k, s in sigma.items()}
 
 
-def held_out(scenario: Scenario) -> str | None:
+def held_out_line(scenario: Scenario) -> str | None:
     """How the scenario's profile did on held-out runs for its client, as a line to show under a prediction
     (`kafkasim validate` records it in the profile), or None."""
     provenance = load_profile(scenario.hardware.profile).get("provenance")
