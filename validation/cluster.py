@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafkasim.validation import admin
+from kafkasim.validation.environment import KAFKA_NODE
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, cache_dir, ensure_kafka, java_command
 
@@ -123,7 +124,7 @@ class Cluster:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
-        return b"kafka.Kafka" in cmdline and any(str(self.directory).encode() in arg for arg in cmdline)
+        return KAFKA_NODE in cmdline and any(str(self.directory).encode() in arg for arg in cmdline)
 
     def running_pids(self) -> list[int]:
         pids = []

@@ -57,7 +57,8 @@ def snapshot() -> dict:
 
 
 # The measurement's own processes on this host besides the client: Kafka nodes and the network-emulation proxy.
-OWN_PROCESSES = (b"kafka.Kafka", b"toxiproxy")
+KAFKA_NODE = b"kafka.Kafka"      # in a Kafka broker's or controller's command line (its main class)
+OWN_PROCESSES = (KAFKA_NODE, b"toxiproxy")
 
 
 def host_busy_seconds(stat: str | None = None) -> float:

@@ -20,7 +20,7 @@ import sys
 import time
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
-from kafkasim.validation.environment import ThreadCpu, own_pids, own_processes_seconds
+from kafkasim.validation.environment import KAFKA_NODE, ThreadCpu, own_pids, own_processes_seconds
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
@@ -74,7 +74,7 @@ def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadC
     every `interval` seconds. Returns its output, its threads' readings and the brokers' CPU-seconds: all of it,
     and their own JIT compilers' part (a broker started moments before still compiles its request path)."""
     threads = ThreadCpu(waits=True)
-    brokers = {pid: ThreadCpu() for pid in own_pids((b"kafka.Kafka",))}
+    brokers = {pid: ThreadCpu() for pid in own_pids((KAFKA_NODE,))}
     compiling = _compilers(brokers)
     broker_start = own_processes_seconds()
     started = time.monotonic()
