@@ -46,7 +46,7 @@ KNOWN_MISSES = {
         "from run 01's 406 ms (400) the left arm appears over the published 1M records (754.5 → 7.5 → 1.1 ms; "
         "50 KiB 0.83 ms), "
         "but perf-test counts the wait in its elapsed time, so every run must then be simulated at full length "
-        "(≈ 8 min for the study instead of ≈ 20 s; at 60k records the wait is a quarter of the run, −25 % "
+        "(≈ 8 min for the study instead of ≈ 3; at 60k records the wait is a quarter of the run, −25 % "
         "throughput) and run 11 falls to 89.4k (89 %, below its 90 % check)",
     ("vm-2core", "latency rises again from 32 to 50 KiB"):
         "the 50 KiB run's higher mean (42.0 vs 31.1 ms) comes from stalls in its 3rd and 4th windows (18.6 and "
