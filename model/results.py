@@ -37,6 +37,7 @@ class Result:
     records_sent: int
     records_acked: int
     records_failed: int
+    steady_records_per_sec: float    # acknowledgements a second over the run's middle (steady_rate)
     timeline: dict = field(repr=False)
     latencies_ms: np.ndarray = field(repr=False)
 
@@ -49,6 +50,7 @@ class Result:
 
     def text(self) -> str:
         lines = list(self.perf_test["windows"]) + [self.perf_test["total"], ""]
+        lines.append(f"{'steady rate (acks, middle 80 % of the run)':42} {self.steady_records_per_sec:12.1f} records/s")
         lines.append(f"{'worker latency (time in send())':42} {self.worker_latency_us:12.2f} us")
         for name, value in self.metrics.items():
             lines.append(f"{'producer-metrics:' + name:42} {_num(value):>12}")
@@ -133,6 +135,19 @@ def _ranked(values: np.ndarray, ranks: list[int]) -> list[int]:
         return [int(np.searchsorted(at_most, rank, "right")) for rank in ranks]
     part = np.partition(values, sorted(set(ranks)))
     return [int(part[rank]) for rank in ranks]
+
+
+def steady_rate(completed: np.ndarray) -> float:
+    """Records acknowledged a second between the 10th and the 90th percentile of the acknowledgement times: what
+    a long run's mean rate comes to. perf-test's total line runs from the first send to the last acknowledgement, so
+    a short run's start and its last records' latency lower it (Kontur V over 150k records: 307.5k records/s
+    against 319.5k here; over a million, 319.3k against 320.8k)."""
+    n = len(completed)
+    if n < 10:
+        return n / max(float(completed.max() - completed.min()), 1e-9) if n > 1 else 0.0
+    lo, hi = int(0.1 * (n - 1)), int(0.9 * (n - 1))
+    first, last = np.partition(completed, (lo, hi))[[lo, hi]]
+    return (hi - lo) / max(float(last - first), 1e-9)
 
 
 def _int_mean(values: np.ndarray) -> float:
@@ -266,7 +281,8 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         scenario=s.flat(), seed=s.seed, model_version=kafkasim.__version__, runtime_seconds=runtime,
         simulated_seconds=env.now, perf_test=perf, metrics=metrics, worker_latency_us=worker_latency,
         utilisation=util, brokers=brokers, verdict=v, records_sent=int(steady.sum()), records_acked=int(ok.sum()),
-        records_failed=failed, timeline=timeline(batches, requests, env.now),
+        records_failed=failed, steady_records_per_sec=steady_rate(completed),
+        timeline=timeline(batches, requests, env.now),
         latencies_ms=latency,
     )
 

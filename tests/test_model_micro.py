@@ -421,3 +421,20 @@ def test_the_applications_own_work_is_busy_time_outside_send():
     app = capture(scenario(flat, **{"hardware.worker.app_us": 1.0})).result
     assert base.worker_latency_us == pytest.approx(2.0) and app.worker_latency_us == pytest.approx(2.0)
     assert app.utilisation["worker threads"] == pytest.approx(base.utilisation["worker threads"] * 1.5, rel=0.05)
+
+
+def test_steady_rate_leaves_out_the_start_and_the_last_latencies():
+    """Acknowledgements 1 ms apart from t = 0.5 s: 1000 a second, however late the first came (perf-test's total
+    line would count from the first send at t = 0)."""
+    from kafkasim.model.results import steady_rate
+    completed = 0.5 + np.arange(1000) * 1e-3
+    assert steady_rate(completed) == pytest.approx(1000.0)
+    assert steady_rate(completed[::-1].copy()) == pytest.approx(1000.0)    # any order
+    # a stall over the run's middle lowers it: 200 ms without acknowledgements half-way
+    stalled = completed + np.where(np.arange(1000) >= 500, 0.2, 0.0)
+    assert steady_rate(stalled) == pytest.approx(800 / 1.0)     # acks 100 … 900: 0.8 s of them and the stall
+
+
+def test_a_throttled_run_that_keeps_up_has_its_target_as_steady_rate():
+    c = capture(scenario(PLAIN, **{"workload.records": 3000, "workload.throughput": 2000}))
+    assert c.result.steady_records_per_sec == pytest.approx(2000, rel=0.02)

@@ -20,13 +20,13 @@ SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
 # (study, check name) -> why the model misses it today.
 KNOWN_MISSES = {
     ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
-        "the model keeps VIII–X within 1 % of each other (386.8k → 387.9k → 387.9k records/s; published "
+        "the model keeps VIII–X within 1 % of each other (408.6k → 410.9k → 406.9k records/s; published "
         "394.9k → 397.8k → 404.0k, each ± 4–8k): three threads share one sticky partition (2.4's "
         "StickyPartitionCache is the producer's) whatever the partition count, so its ordering is noise that a "
         "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, and has "
         "flipped with small changes since)",
     ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
-        "the model has XI and XII within 1 % (477.9k vs 475.4k records/s; published 421.6k vs 500.0k): its XI "
+        "the model has XI and XII within 2 % (506.6k vs 497.7k records/s; published 421.6k vs 500.0k): its XI "
         "spends 4.3 us in send(), as XII does, where the talk measured 6.2 (XII 4.5). 2.2's round-robin sends "
         "each record to the next of 18 partitions, so most appends take a deque lock another thread took last; "
         "the model charges that transfer on 73 % of XI's appends (each record's hold is its own), but the time "
@@ -62,9 +62,13 @@ KNOWN_MISSES = {
         "batch.size, lowest at 50 KiB",
 }
 
-# Kontur run -> why the model misses its 15 % today: none since V's thread was split into send() and the load
-# generator's own work (worker.app_us) and sharing a deque lock got its own cost (worker.transfer_us).
-KONTUR_MISSES: dict[str, str] = {}
+# Kontur run -> why the model misses its 15 % today.
+KONTUR_MISSES: dict[str, str] = {
+    "XI": "the model's XI meets its 500k target (506.6k records/s steady, +20 %; published 421.6k): 4.3 us in "
+          "send() where the talk measured 6.2, see the XI → XII check. Its +13 % passed only while the table "
+          "took perf-test's total line of a 150k-record run, which a short run's start and last latencies lower "
+          "(a million records: 498.1k, +18 %)",
+}
 
 
 @pytest.fixture(scope="module")
