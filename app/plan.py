@@ -164,7 +164,7 @@ class Bounds:
              + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
         if st.compression != "none":
             t += h[f"compression.{st.compression}.byte_ns"] * 1e-9 * self.size   # Java compresses in send()
-        return t
+        return t + h["worker.batch_us"] * 1e-6 / self.per_batch(st)          # the batches it starts
 
     def client(self, producers: int, threads: int, st: Settings) -> dict[str, float]:
         """Bounds that depend on the producers alone."""

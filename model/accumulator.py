@@ -174,6 +174,9 @@ class RecordAccumulator:
         one_size = len(record_sizes) and (record_sizes.strides == (0,) or (record_sizes == record_sizes[0]).all())
         self.fixed_size = int(record_sizes[0]) if one_size else None
         self.muted: set[int] = set()
+        # Called with the first record of each batch a drain-time split starts: that record's thread would have
+        # started the batch (and pays for it, worker.batch_us).
+        self.on_split = lambda record_id: None
 
     # --- the worker side
     def open_batch(self, partition: int) -> ProducerBatch | None:
@@ -234,6 +237,8 @@ class RecordAccumulator:
                 moved.restore(seg, self.sizes)
             moved.full_at = full_at           # the rest of a full batch is full too
             self.deques[batch.partition].appendleft(moved)
+            first = tail[0][0]
+            self.on_split(int(first if len(tail[0]) == 4 else first[0]))
         batch.drained = now
         if self.codec == "none":
             batch.size_on_wire = BATCH_HEADER_BYTES + batch.bytes

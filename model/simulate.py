@@ -160,6 +160,7 @@ def simulate(s: Scenario) -> Result:
             contention=hw.seconds("worker.contention_us"),
             metadata_contention=hw.seconds("worker.metadata_contention_us"),
             transfer=hw.seconds("worker.transfer_us"), app=hw.seconds("worker.app_us"),
+            batch=hw.seconds("worker.batch_us"),
             # waitOnMetadata: connect (TCP handshake), ApiVersions and Metadata are a round trip each
             first_send=(hw.seconds("worker.first_send_ms") + 6 * one_way) if hw["worker.first_send_ms"] > 0 else 0.0)
         host.add_threads(s.threads + 1)     # worker threads and the Sender
@@ -187,6 +188,10 @@ def simulate(s: Scenario) -> Result:
                                         records, acc, partitioner, sender, host, gil, costs, partition_locks,
                                         metadata_lock, w.seconds if w.seconds > 0 else np.inf,
                                         s.max_chunk, jit))
+        if costs.batch:     # a batch a drain-time split starts is paid for by the thread whose records it holds
+            busy = [wk for wk in workers if wk.count]
+            acc.on_split = lambda record, busy=busy, firsts=np.array([wk.first_id for wk in busy]): \
+                busy[int(np.searchsorted(firsts, record, "right")) - 1].owe_batch()
         producers.append((acc, sender, workers, host))
 
     stop_workers = env.all_of([wk.process for _, _, wks, _ in producers for wk in wks])

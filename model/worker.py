@@ -53,6 +53,7 @@ class WorkerCosts:
     contention: float        # extra seconds per record per thread waiting on the same deque lock
     metadata_contention: float   # the same for the producer-wide lock
     transfer: float = 0.0    # extra seconds per record under a deque lock another thread held last
+    batch: float = 0.0       # seconds per batch the thread starts (sender.wakeup(), the batch's set-up)
     app: float = 0.0         # seconds per record of the application's own work between send() calls
     first_send: float = 0.0  # seconds the first send() blocks for the topic's metadata (0: a warm producer)
 
@@ -98,6 +99,7 @@ class WorkerThread:
             self.cost += costs.lock
             self.cost += costs.metadata_lock
         self.owed_compression = 0     # bytes of batches this thread closed, compressed in its next chunk
+        self.owed_batches = 0         # batches this thread started, paid for in its next chunk
         self.prepaid = None           # the batch whose close the last chunk paid for
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
         self.gil_held = None          # the GIL request this thread holds between chunks (kafka-python)
@@ -194,8 +196,13 @@ class WorkerThread:
         else:
             self._start_batch(partition, allocated)
 
+    def owe_batch(self) -> None:
+        """A batch was started for this thread's records (sender.wakeup() and its set-up, paid in the next chunk)."""
+        self.owed_batches += 1
+
     def _start_batch(self, partition: int, allocated: int) -> ProducerBatch:
         batch = self.acc.new_batch(partition, allocated)
+        self.owe_batch()
         if len(self.acc.deques[partition]) > 1:
             # The batch ahead is sendable now (RecordAccumulator.ready): a sleeping Sender's last "nothing ready"
             # no longer holds, so a response must wake it rather than be completed asleep.
@@ -236,14 +243,18 @@ class WorkerThread:
         self.switched = True          # the record after it goes to the new partition without aborting again
 
     def _chunk_cost(self, parts, i: int, k: int, closing: ProducerBatch | None, groups=None) -> float:
-        """The chunk's CPU: its records' costs, slowed while the JIT is cold, and its compression (`groups`:
-        the chunk's partition_groups, if the caller has them)."""
+        """The chunk's CPU: its records' costs and those of the batches the thread started since its last chunk,
+        slowed while the JIT is cold, and its compression (`groups`: the chunk's partition_groups, if the caller has
+        them)."""
         if self.cost_of_length is None:
             cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
         else:
             cost = self.cost_of_length.get(k)
             if cost is None:
                 cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
+        if self.owed_batches:
+            cost += self.owed_batches * self.costs.batch
+            self.owed_batches = 0
         if self.jit is not None:
             cost *= self.jit.factor("worker", k)
         if self.costs.compress_byte:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
+from kafkasim.model.scenario import load_scenario
 
-from conftest import capture, max_in_flight_per_connection, scenario
+from conftest import EXAMPLES, capture, max_in_flight_per_connection, scenario
 
 # Java 2.4, acks=1, no idempotence: the plain producer of most published measurements.
 PLAIN = {"client.version": "2.4", "producer.acks": "1", "topic.partitions": 1}
@@ -438,3 +439,25 @@ def test_steady_rate_leaves_out_the_start_and_the_last_latencies():
 def test_a_throttled_run_that_keeps_up_has_its_target_as_steady_rate():
     c = capture(scenario(PLAIN, **{"workload.records": 3000, "workload.throughput": 2000}))
     assert c.result.steady_records_per_sec == pytest.approx(2000, rel=0.02)
+
+
+def test_a_record_that_starts_a_batch_pays_for_it_in_send():
+    """1000 records/s with linger 0: every record finds its partition's batch drained and starts one, so each
+    send() takes worker.batch_us longer."""
+    flat = {**PLAIN, "workload.records": 200, "workload.throughput": 1000, "producer.linger.ms": 0}
+    alone = capture(scenario(flat))
+    paying = capture(scenario(flat, **{"hardware.worker.batch_us": 50}))
+    assert len(paying.batches) == 200
+    assert paying.result.worker_latency_us - alone.result.worker_latency_us == pytest.approx(50, abs=1)
+
+
+def test_batches_a_drain_splits_off_are_paid_by_the_thread_whose_records_they_hold():
+    """The localhost study's default run (unthrottled, linger 0, 4 shared cores): all but one of its batches (3005
+    here) start when the Sender drains a batch part-way through a chunk. The thread still pays for each, so its time
+    in send() grows by worker.batch_us over the records a batch."""
+    s = load_scenario(EXAMPLES / "localhost/01-default.yaml", ["workload.records=20000"])
+    free = capture(s, **{"hardware.worker.batch_us": 0})
+    paying = capture(s, **{"hardware.worker.batch_us": 8})
+    assert len(paying.batches) > 2000
+    extra_us = paying.result.worker_latency_us - free.result.worker_latency_us
+    assert extra_us == pytest.approx(8 * len(paying.batches) / 20000, rel=0.02)
