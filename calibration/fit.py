@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -98,8 +99,8 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int 
     return from_flat(flat)
 
 
-def _predict(scenario) -> dict:
-    return predicted(simulate(scenario))
+def _simulated(figures, scenario) -> dict:
+    return figures(simulate(scenario))
 
 
 def job_count(jobs: int | None) -> int:
@@ -108,15 +109,17 @@ def job_count(jobs: int | None) -> int:
 
 
 @contextmanager
-def simulator(jobs: int | None = None):
-    """A map(scenarios) -> predicted figures that runs the simulations on `jobs` processes (default: one per
-    core): the configurations are independent, and each run is seeded, so the figures do not depend on it."""
+def simulator(jobs: int | None = None, figures=None):
+    """A map(scenarios) -> figures(result) for each (default: `predicted`), in order, that runs the simulations on
+    `jobs` processes (default: one per core): the scenarios are independent, and each run is seeded, so the figures
+    do not depend on it. It yields them as they are ready (the processes take the scenarios in turn)."""
+    run = partial(_simulated, figures or predicted)
     jobs = job_count(jobs)
     if jobs == 1:
-        yield lambda scenarios: [_predict(s) for s in scenarios]
+        yield lambda scenarios: map(run, scenarios)
         return
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield lambda scenarios: list(pool.map(_predict, scenarios))
+        yield lambda scenarios: pool.map(run, scenarios)
 
 
 def predicted(result) -> dict:

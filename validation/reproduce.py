@@ -20,12 +20,12 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
+from kafkasim.calibration.fit import job_count, simulator
 from kafkasim.model.scenario import load_scenario
-from kafkasim.model.simulate import simulate
 
 PUBLISHED_DIR = Path(__file__).parent / "published"
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
@@ -118,23 +118,29 @@ def prediction(result) -> dict:
 
 
 def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
-              predict: Callable | None = None) -> StudyResult:
-    """Predict every run of `study` and judge its checks; progress lines go to `progress` (a file, the current
-    stderr by default, None for none). `predict(scenario) -> Result` defaults to simulate."""
+              jobs: int | None = None) -> StudyResult:
+    """Predict every run of `study` (on `jobs` processes, default one per core) and judge its checks; progress lines
+    go to `progress` (a file, the current stderr by default, None for none)."""
     spec = load_study(study)
     progress = sys.stderr if progress == "stderr" else progress
-    predict = predict or simulate
     out = StudyResult(study, spec["title"], spec["source"], spec["profile"], " ".join(spec["calibration"].split()),
                       spec.get("latency", "avg_latency_ms"), spec.get("tolerance"))
     runs = spec["runs"]
-    for i, run in enumerate(runs, 1):
-        s = scenario_of(spec, run, records)
-        if progress:
-            print(f"kafkasim: {study}: predicting {run['id']} ({i}/{len(runs)}, {s.workload.records} records)...",
-                  file=progress, flush=True)
-        target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
-        out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
-                            prediction(predict(s)), target, run.get("verdict"), run.get("x")))
+    scenarios = [scenario_of(spec, run, records) for run in runs]
+    jobs = min(job_count(jobs), len(runs))
+    if progress:
+        sizes = sorted({s.workload.records for s in scenarios})
+        span = f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else f"{sizes[0]}"
+        print(f"kafkasim: {study}: predicting {len(runs)} runs ({span} records each) on {jobs} "
+              f"process{'es' if jobs > 1 else ''}...", file=progress, flush=True)
+    with simulator(jobs, prediction) as run_all:
+        for i, (run, s, predicted) in enumerate(zip(runs, scenarios, run_all(scenarios)), 1):
+            if progress:
+                print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.workload.records} records)",
+                      file=progress, flush=True)
+            target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
+            out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
+                                predicted, target, run.get("verdict"), run.get("x")))
     out.checks = [judge(out, c) for c in spec.get("checks", [])]
     return out
 
@@ -155,7 +161,10 @@ def judge(res: StudyResult, check: dict) -> Check:
         way = lambda a, b: math.copysign(1, b.published[metric] - a.published[metric])
         ok = all((b.predicted[metric] - a.predicted[metric]) * way(a, b) > 0 for a, b in zip(rows, rows[1:]))
         parts = [f"{r.id} {_fmt(r.predicted[metric])}" for r in rows]
-        pub_parts = [f"{_fmt(r.published[metric])}" for r in rows]
+        # (with each run's spread over time where the source states one: a step smaller than it is a weak trend)
+        pub_parts = [_fmt(r.published[metric]) + (f" ± {_fmt(r.published['spread'])}"
+                                                  if metric == "records_per_sec" and r.published.get("spread") else "")
+                     for r in rows]
         return Check(name, kind, ok, f"{metric} predicted {' → '.join(parts)} (published {' → '.join(pub_parts)})")
     if kind == "argmin":
         metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
@@ -189,7 +198,7 @@ def judge(res: StudyResult, check: dict) -> Check:
 
 def _table(res: StudyResult) -> tuple[list[str], list[list[str]]]:
     lat = res.latency
-    head = ["run", "settings", "role", "published rec/s", "predicted rec/s", "error",
+    head = ["run", "settings", "role", "published rec/s (± over the run)", "predicted rec/s", "error",
             f"published {lat}", f"predicted {lat}", "published us in send()", "predicted us in send()",
             "predicted verdict"]
     body = []
@@ -202,11 +211,19 @@ def _table(res: StudyResult) -> tuple[list[str], list[list[str]]]:
         verdict = r.predicted["verdict"]
         if r.expected_verdict:
             verdict += " ✓" if verdict == r.expected_verdict else f" ✗ (stated: {r.expected_verdict})"
-        body.append([r.id, r.label, r.role, _fmt(r.published.get("records_per_sec")),
+        spread = r.published.get("spread")
+        body.append([r.id, r.label, r.role, _fmt(r.published.get("records_per_sec"))
+                     + (f" ± {_fmt(spread)}" if spread else ""),
                      _fmt(r.predicted["records_per_sec"]), (f"{err:+.1%}" if err is not None else "–") + mark,
-                     _fmt(r.published.get(lat)), _fmt(r.predicted.get(lat)),
+                     _published(r, lat), _fmt(r.predicted.get(lat)),
                      _fmt(r.published.get("worker_latency_us")), _fmt(r.predicted["worker_latency_us"]), verdict])
     return head, body
+
+
+def _published(row: Row, metric: str) -> str:
+    """The published figure, and the same settings' other published runs where the source gives them."""
+    others = [_fmt(o[metric]) for o in row.published.get("other_runs", []) if metric in o]
+    return _fmt(row.published.get(metric)) + (f" (another run: {', '.join(others)})" if others else "")
 
 
 def summary_line(res: StudyResult) -> str:
