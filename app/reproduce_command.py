@@ -1,5 +1,6 @@
-"""`kafkasim reproduce [STUDY] [--format text|json|markdown] [--out DIR]`: predict every run of the published
-studies (validation/published/) and compare with their figures: a table per study, trend checks, one plot each."""
+"""`kafkasim reproduce [STUDY] [--format text|json|markdown] [--out DIR] [--jobs N]`: predict every run of the
+published studies (validation/published/) and compare with their figures: a table per study, trend checks, one plot
+each."""
 from __future__ import annotations
 
 import argparse
@@ -15,10 +16,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     studies = [args.study] if args.study != "all" else list(rep.STUDIES)
     if args.study != "all" and args.study not in rep.STUDIES:
         raise ScenarioError(f"unknown study {args.study!r}: expected one of {', '.join(rep.STUDIES)} (or all)")
+    if args.jobs is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs={args.jobs} is not allowed: expected an integer ≥ 1")
     if args.records is not None and args.records < 0:
         raise ScenarioError(f"--records={args.records} is not allowed: expected 0 (the examples' own) or more")
     try:
-        results = [rep.reproduce(study, args.records) for study in studies]
+        results = [rep.reproduce(study, args.records, jobs=args.jobs) for study in studies]
     except ValueError as exc:
         raise ScenarioError(str(exc)) from None
     written = rep.write_reports(results, args.out) if args.out else []
@@ -48,4 +51,6 @@ def add_reproduce_command(subparsers) -> None:
     p.add_argument("--records", type=int, metavar="N",
                    help="records simulated per run (default: each study's own, validation/published/*.yaml; "
                         "0 = the examples' full runs)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="a study's runs simulated side by side (default: one per core); the figures do not change")
     p.set_defaults(func=cmd_reproduce)

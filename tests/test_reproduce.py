@@ -205,6 +205,18 @@ def test_unknown_study_is_one_line_and_exit_2(capsys):
     assert err.count("\n") == 0 and "'kontur'" in err and "kontur-2020, vm-2core, localhost" in err
 
 
+def test_bad_jobs_is_one_line_and_exit_2(capsys):
+    assert main(["reproduce", "localhost", "--jobs", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--jobs=0" in err and "≥ 1" in err
+
+
+def test_one_process_gives_the_same_figures_as_several():
+    """The runs are seeded: simulating them side by side changes nothing."""
+    alone, side_by_side = (rep.reproduce("localhost", 2000, progress=None, jobs=j) for j in (1, 2))
+    assert [r.predicted for r in alone.rows] == [r.predicted for r in side_by_side.rows]
+
+
 def test_reproduce_command_writes_table_json_and_plot(tmp_path, capsys):
     assert main(["reproduce", "localhost", "--records", "3000", "--format", "markdown", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr()
