@@ -197,11 +197,14 @@ def _predicted_vs_measured(p: Picked) -> None:
 def _committed_reports() -> None:
     paths = [str(p) for p in ui_fidelity.reports()]
     if not paths:
-        st.info("No reports under validation/reports yet: `kafkasim validate` writes them.")
+        st.info("No reports under validation/reports yet: `kafkasim validate` and `kafkasim reproduce --out` "
+                "write them.")
         return
-    st.caption("What `kafkasim validate` wrote and committed: a fit on the calibration configurations, checked on "
-               "the held-out ones.")
-    pick = st.selectbox("report", paths, key="v_report", format_func=lambda p: Path(p).name)
+    st.caption("What was written and committed: `kafkasim validate`'s fidelity reports (a fit on the calibration "
+               "configurations, checked on the held-out ones) and, under published/, `kafkasim reproduce`'s "
+               "published studies (each run's published figures beside the model's, and the trend checks).")
+    pick = st.selectbox("report", paths, key="v_report",
+                        format_func=lambda p: str(Path(p).relative_to(ui_fidelity.REPORT_DIR)))
     text, images = ui_fidelity.report_parts(Path(pick))
     st.markdown(text)
     for image in images:

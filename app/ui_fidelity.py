@@ -53,7 +53,9 @@ def matrices() -> list[Path]:
 
 
 def reports() -> list[Path]:
-    return sorted(REPORT_DIR.glob("*.md"))
+    """The committed reports: `kafkasim validate`'s fidelity reports, then `kafkasim reproduce`'s published
+    studies (validation/reports/published/)."""
+    return sorted(REPORT_DIR.glob("*.md")) + sorted((REPORT_DIR / "published").glob("*.md"))
 
 
 def profiles(extra: list[str] = ()) -> list[str]:

@@ -23,6 +23,7 @@ from kafkasim.calibration.fit import predicted, scenario_for  # noqa: E402
 from kafkasim.calibration.runs import Observation, load_observations  # noqa: E402
 from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
 from kafkasim.model.simulate import simulate  # noqa: E402
+from kafkasim.validation import reproduce as rep  # noqa: E402
 from kafkasim.validation.report import (FACTORS, Row, error_by_factor, predict_all, role_of,  # noqa: E402
                                         remeasured, roles_from_matrix, summarise)
 
@@ -583,6 +584,19 @@ def test_validate_shows_the_committed_reports():
     assert any(m.value == text for m in at.markdown)
     assert not any("![" in m.value for m in at.markdown)            # the image links became images
     assert len(at.get("image")) == len(images) > 0
+
+
+def test_validate_shows_the_published_studies_too():
+    """`kafkasim reproduce --out validation/reports/published` writes one report per study: the page offers them."""
+    published = [p for p in ui_fidelity.reports() if p.parent.name == "published"]
+    assert [p.stem for p in published] == sorted(rep.STUDIES)
+    at = validate_page(tab="Committed reports")
+    at.selectbox(key="v_report").select(str(published[0])).run()
+    no_traceback(at)
+    text, images = ui_fidelity.report_parts(published[0])
+    assert any(m.value == text for m in at.markdown) and "trend check" in text
+    assert len(at.get("image")) == len(images) == 1
+    assert "published/kontur-2020.md" in at.selectbox(key="v_report").options
 
 
 def test_validate_fits_a_profile_and_offers_it(tiny_store):
