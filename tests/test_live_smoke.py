@@ -123,6 +123,30 @@ def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, c
     assert kinds == ["worker", "sender", "C1", "C2", "gc", "other"]
 
 
+def test_jit_runs_the_topic_tools_where_the_brokers_are(tmp_path, monkeypatch):
+    """Behind an emulated network the brokers live in a network namespace: the jit tool creates and deletes its
+    topic through the target's admin prefix (`ip netns exec …`), as `kafkasim measure` does (without it the topic
+    command waited 60 s for a broker it could not reach)."""
+    from kafkasim.validation import admin, jit, kafka_dist, targets
+
+    ns = ("ip", "netns", "exec", "kafkasim-test")
+    target = Target("10.0.0.1:19092", "127.0.0.1:19092", 1, ns, ns)
+    calls = []
+    monkeypatch.setattr(targets, "resolve", lambda *a, **k: target)
+    monkeypatch.setattr(kafka_dist, "ensure_kafka", lambda: tmp_path)
+    monkeypatch.setattr(admin, "create_topic", lambda *a, **k: calls.append(("create", a[1], k.get("prefix"))))
+    monkeypatch.setattr(admin, "delete_topic", lambda *a, **k: calls.append(("delete", a[1], k.get("prefix"))))
+
+    def no_run(*args, **kwargs):
+        raise KeyboardInterrupt      # stop before perf-test starts
+    monkeypatch.setattr(jit, "_sample", no_run)
+    scenario = tmp_path / "jit.yaml"
+    scenario.write_text(SCENARIO)
+    with pytest.raises(KeyboardInterrupt):
+        jit.main([str(scenario), "--set", "network.rtt_ms=1"])
+    assert calls == [("create", "127.0.0.1:19092", ns), ("delete", "127.0.0.1:19092", ns)]
+
+
 def test_jit_thread_kinds():
     from kafkasim.validation.environment import thread_kind as kind_of
 

@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         target = targets.resolve(sc, args.bootstrap_server, None, pool)
         lib = kafka_dist.ensure_kafka()
         topic = f"{sc.topic.name}-jit"
-        admin.create_topic(lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor)
+        # (an emulated network puts the brokers in a namespace: the admin tools run there, as measure's do)
+        admin.create_topic(lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
+                           prefix=target.admin_prefix)
         cmd = runners.argv("java", lib, sc, target, topic, sc.workload.records)
     except (UserError, LiveError, ValueError) as exc:
         pool.close()
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         output, threads, broker_cpu = _sample(cmd, args.interval, runners.time_limit(sc, sc.workload.records))
     finally:
-        admin.delete_topic(lib, target.admin_bootstrap, topic)
+        admin.delete_topic(lib, target.admin_bootstrap, topic, prefix=target.admin_prefix)
         pool.close()
     parsed = parse(output)
     for window in parsed.windows:
