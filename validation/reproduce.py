@@ -301,7 +301,11 @@ def plot(res: StudyResult, path: Path) -> Path:
         else:
             xs = range(len(rows))
             pub = [r.published.get(metric, math.nan) for r in rows]
-            ax.plot(xs, pub, "o-", label="published")
+            spread = [r.published.get("spread", 0.0) if metric == "records_per_sec" else 0.0 for r in rows]
+            if any(spread):      # the source's "mean ± spread over the run"
+                ax.errorbar(xs, pub, yerr=spread, fmt="o-", capsize=3, label="published (± over the run)")
+            else:
+                ax.plot(xs, pub, "o-", label="published")
             ax.plot(xs, [r.predicted.get(metric) for r in rows], "s--", label="predicted")
             calibration = [(i, p) for i, (r, p) in enumerate(zip(rows, pub)) if r.role == "calibration"]
             if calibration:
