@@ -7,6 +7,7 @@ xfail with what the model gives and why, so the gap stays visible and a fix show
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -156,6 +157,23 @@ def test_published_figures_match_the_seed_data(study):
         spreads = {e["throughput_rps"][0]: e["throughput_rps"][1] for e in seed["experiments"]}
         for run in SPECS[study]["runs"]:
             assert run["published"].get("spread") == spreads[run["published"]["records_per_sec"]], run["id"]
+
+
+def test_kontur_sender_latency_is_the_talks_formula():
+    """Where the talk states both producer metrics, its sender latency is record-queue-time-avg / 2 +
+    request-latency-avg (the slide's definition), so the model's is computed the same way."""
+    stated = [r["published"] for r in SPECS["kontur-2020"]["runs"]
+              if isinstance(r["published"].get("record-queue-time-avg"), (int, float))]
+    assert len(stated) == 2          # IV and V
+    for pub in stated:
+        formula = pub["record-queue-time-avg"] / 2 + pub["request-latency-avg"]
+        assert formula == pytest.approx(pub["sender_latency_ms"], rel=0.01)
+    result = SimpleNamespace(perf_test=dict.fromkeys(("avg_latency_ms", "max_latency_ms", "p50_ms", "p95_ms",
+                                                      "p99_ms", "p999_ms"), 1.0),
+                             steady_records_per_sec=1.0, worker_latency_us=1.0, verdict={"bottleneck": "none"},
+                             metrics={"record-queue-time-avg": 30.0, "request-latency-avg": 12.0,
+                                      "request-rate": 1.0, "batch-size-avg": 1.0})
+    assert rep.prediction(result)["sender_latency_ms"] == 27.0
 
 
 # --- the checks can fail --------------------------------------------------------------------------------------------
