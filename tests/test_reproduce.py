@@ -7,6 +7,7 @@ xfail with what the model gives and why, so the gap stays visible and a fix show
 from __future__ import annotations
 
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -174,6 +175,47 @@ def test_kontur_sender_latency_is_the_talks_formula():
                              metrics={"record-queue-time-avg": 30.0, "request-latency-avg": 12.0,
                                       "request-rate": 1.0, "batch-size-avg": 1.0})
     assert rep.prediction(result)["sender_latency_ms"] == 27.0
+
+
+def test_the_windows_table_splits_a_published_mean_into_its_start_later_windows_and_rest():
+    res = _fake({"a": (50_000.0, 50_000.0), "b": (60_000.0, 60_000.0)})
+    a = res.row("a")
+    a.length = 1000
+    # 1000 records averaging 10 ms: 200 at 40 ms, then 300 at 1 and 300 at 2 ms: the other 200 average 5.5 ms
+    a.published.update(avg_latency_ms=10.0, windows=[[200, 40.0, 40.0, 300.0], [300, 60.0, 1.0, 5.0],
+                                                     [300, 60.0, 2.0, 9.0]])
+    a.predicted["avg_latency_ms"] = 0.5
+    head, body = rep._windows(res)
+    assert len(body) == 1 and body[0][0] == "a"                # b has no window lines
+    assert body[0][2:] == ["40 (300)", "1, 2", "200, 5.50", "1", "0.500", "0.50"]
+
+
+def test_the_vm_windows_fit_their_summary_lines():
+    """The 5-s lines copied from the post add up with its summary line: fewer records, and a rest whose mean
+    latency is not negative (within the lines' rounding to 0.1 ms)."""
+    for run in SPECS["vm-2core"]["runs"]:
+        pub = run["published"]
+        length = rep.load_scenario(EXAMPLES / run["example"]).workload.records
+        counted = sum(w[0] for w in pub["windows"])
+        assert counted <= length, run["id"]
+        assert pub["avg_latency_ms"] * length - sum(w[0] * w[2] for w in pub["windows"]) >= -0.05 * counted, run["id"]
+
+
+@pytest.mark.skipif(not SEED_DATA.is_dir(), reason="the shared seed data is not on this machine")
+def test_the_vm_windows_are_the_posts_own_lines():
+    """The window lines in validation/published/vm-2core.yaml are the post's, in order (its original text)."""
+    text = (SEED_DATA / "originals" / yaml.safe_load((SEED_DATA / SEED_FILES["vm-2core"]).read_text())["source_file"])
+    line = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), ([\d.]+) ms avg latency, "
+                      r"([\d.]+) ms max latency\.$")
+    runs, current = [], []
+    for ln in text.read_text().splitlines():
+        if m := line.match(ln.strip()):
+            current.append([int(m[1]), float(m[2]), float(m[3]), float(m[4])])
+        elif "ms 99.9th" in ln:
+            runs.append(current)
+            current = []
+    assert [r["published"]["windows"] for r in SPECS["vm-2core"]["runs"]] == [runs[i] for i in
+                                                                             (0, 2, 1, 3, 4, 5, 6, 7, 8, 9, 10)]
 
 
 # --- the checks can fail --------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ class Row:
     target: float | None     # the run's --throughput, None when unthrottled
     expected_verdict: str | None
     x: Any = None
+    length: int | None = None  # records in the published run (the example's own)
 
     def error(self, metric: str = "records_per_sec") -> float | None:
         p, m = self.predicted.get(metric), self.published.get(metric)
@@ -143,7 +144,8 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
                       file=progress, flush=True)
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
-                                predicted, target, run.get("verdict"), run.get("x")))
+                                predicted, target, run.get("verdict"), run.get("x"),
+                                load_scenario(EXAMPLES_DIR / run["example"]).workload.records))
     out.checks = [judge(out, c) for c in spec.get("checks", [])]
     return out
 
@@ -229,6 +231,37 @@ def _published(row: Row, metric: str) -> str:
     return _fmt(row.published.get(metric)) + (f" (another run: {', '.join(others)})" if others else "")
 
 
+def _windows(res: StudyResult) -> tuple[list[str], list[list[str]]] | None:
+    """Where each published mean latency comes from, by perf-test's 5-s window lines (where the study has them):
+    the first window (the start), the later ones, the records after the last line, and the calmest later window
+    beside the model's mean (the model has no start-up transient and no stalls)."""
+    rows = [r for r in res.rows if r.published.get("windows")]
+    if not rows:
+        return None
+    lat = res.latency
+    head = ["run", f"published {lat}", "first 5 s: avg (max)", "later 5-s windows: avg", "the rest: records, avg",
+            "calmest later window", f"predicted {lat}", "predicted / calmest"]
+    body = []
+    for r in rows:
+        windows = r.published["windows"]
+        first, later = windows[0], windows[1:]
+        counted = sum(w[0] for w in windows)
+        rest = (r.length or 0) - counted
+        rest_text = "–"
+        if r.length and rest >= 0.05 * r.length:
+            rest_avg = (r.published[lat] * r.length - sum(w[0] * w[2] for w in windows)) / rest
+            rest_text = f"{rest:,}, {_fmt(rest_avg)}"
+        calmest = min((w[2] for w in later), default=None)
+        predicted = r.predicted.get(lat)
+        body.append([r.id, _fmt(r.published[lat]), f"{first[2]:g} ({first[3]:g})",    # (as perf-test printed them)
+                     ", ".join(f"{w[2]:g}" for w in later) or "–", rest_text, f"{calmest:g}", _fmt(predicted),
+                     f"{predicted / calmest:.2f}" if calmest and predicted is not None else "–"])
+    return head, body
+
+
+WINDOWS_TITLE = "where the published mean latencies come from (perf-test's 5-s lines)"
+
+
 def summary_line(res: StudyResult) -> str:
     passed = sum(c.passed for c in res.checks)
     errs = [abs(r.error()) for r in res.rows if r.error() is not None]
@@ -240,17 +273,28 @@ def summary_line(res: StudyResult) -> str:
     return line
 
 
+def _text_table(head: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in [head, *body]]
+
+
+def _markdown_table(head: list[str], body: list[list[str]]) -> list[str]:
+    return (["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body])
+
+
 def text(results: list[StudyResult]) -> str:
     out = []
     for res in results:
-        head, body = _table(res)
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
         out.append(f"== {res.study}: {res.title}")
         out.append(f"   profile {res.profile}: {res.calibration}")
-        out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-        out.extend("  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in body)
+        out.extend(_text_table(*_table(res)))
         out.append("trend checks:")
         out.extend(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}: {c.detail}" for c in res.checks)
+        windows = _windows(res)
+        if windows:
+            out.append(WINDOWS_TITLE + ":")
+            out.extend(_text_table(*windows))
         out.append(summary_line(res))
         out.append("")
     return "\n".join(out)
@@ -259,14 +303,15 @@ def text(results: list[StudyResult]) -> str:
 def markdown(results: list[StudyResult], plots: dict[str, str] | None = None) -> str:
     out = []
     for res in results:
-        head, body = _table(res)
         out.append(f"## {res.study}: {res.title}\n")
         out.append(f"Source: {res.source}. Profile `{res.profile}`: {res.calibration}\n")
-        out.append("| " + " | ".join(head) + " |")
-        out.append("|" + "---|" * len(head))
-        out.extend("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body)
+        out.extend(_markdown_table(*_table(res)))
         out.append("\n| trend check | result | detail |\n|---|---|---|")
         out.extend(f"| {c.name} | {'pass' if c.passed else '**fail**'} | {c.detail} |" for c in res.checks)
+        windows = _windows(res)
+        if windows:
+            out.append(f"\n{WINDOWS_TITLE[0].upper() + WINDOWS_TITLE[1:]}:\n")
+            out.extend(_markdown_table(*windows))
         out.append(f"\n{summary_line(res)}.\n")
         if plots and res.study in plots:
             out.append(f"![{res.study}: published vs predicted]({plots[res.study]})\n")
