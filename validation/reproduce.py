@@ -85,21 +85,22 @@ def load_study(study: str) -> dict:
     return yaml.safe_load((PUBLISHED_DIR / f"{study}.yaml").read_text())
 
 
-def scenario_of(spec: dict, run: dict, records: int | None = None):
-    """The run's example scenario with the study's (or the run's) number of simulated records; records=0 keeps
-    the example's own."""
+def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any, int]:
+    """The run's example scenario with the study's (or the run's) number of simulated records (records=0 keeps
+    the example's own), and the example's own: the published run's."""
     path = EXAMPLES_DIR / run["example"]
     if not path.is_file():
         raise ValueError(f"example {run['example']!r} of study {spec['study']!r} not found under {EXAMPLES_DIR} "
                          f"(reproduce needs the repository's examples/)")
     s = load_scenario(path)
+    length = s.workload.records
     n = run.get("records", spec.get("records", 0)) if records is None else records
-    if n and n < s.workload.records:
+    if n and n < length:
         over: dict[str, Any] = {"workload.records": n}
         if s.workload.warmup_records:
             over["workload.warmup_records"] = n // 10
         s = s.replace(**over)
-    return s
+    return s, length
 
 
 def prediction(result) -> dict:
@@ -130,7 +131,7 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
     out = StudyResult(study, spec["title"], spec["source"], spec["profile"], " ".join(spec["calibration"].split()),
                       spec.get("latency", "avg_latency_ms"), spec.get("tolerance"))
     runs = spec["runs"]
-    scenarios = [scenario_of(spec, run, records) for run in runs]
+    scenarios, lengths = zip(*(scenario_of(spec, run, records) for run in runs))
     jobs = min(job_count(jobs), len(runs))
     if progress:
         sizes = sorted({s.workload.records for s in scenarios})
@@ -138,14 +139,13 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
         print(f"kafkasim: {study}: predicting {len(runs)} runs ({span} records each) on {jobs} "
               f"process{'es' if jobs > 1 else ''}...", file=progress, flush=True)
     with simulator(jobs, prediction) as run_all:
-        for i, (run, s, predicted) in enumerate(zip(runs, scenarios, run_all(scenarios)), 1):
+        for i, (run, s, length, predicted) in enumerate(zip(runs, scenarios, lengths, run_all(scenarios)), 1):
             if progress:
                 print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.workload.records} records)",
                       file=progress, flush=True)
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
-                                predicted, target, run.get("verdict"), run.get("x"),
-                                load_scenario(EXAMPLES_DIR / run["example"]).workload.records))
+                                predicted, target, run.get("verdict"), run.get("x"), length))
     out.checks = [judge(out, c) for c in spec.get("checks", [])]
     return out
 
@@ -167,9 +167,7 @@ def judge(res: StudyResult, check: dict) -> Check:
         ok = all((b.predicted[metric] - a.predicted[metric]) * way(a, b) > 0 for a, b in zip(rows, rows[1:]))
         parts = [f"{r.id} {_fmt(r.predicted[metric])}" for r in rows]
         # (with each run's spread over time where the source states one: a step smaller than it is a weak trend)
-        pub_parts = [_fmt(r.published[metric]) + (f" ± {_fmt(r.published['spread'])}"
-                                                  if metric == "records_per_sec" and r.published.get("spread") else "")
-                     for r in rows]
+        pub_parts = [_published(r, metric) for r in rows]
         return Check(name, kind, ok, f"{metric} predicted {' → '.join(parts)} (published {' → '.join(pub_parts)})")
     if kind == "argmin":
         metric, rows = check["metric"], [res.row(str(r)) for r in check["runs"]]
@@ -216,19 +214,23 @@ def _table(res: StudyResult) -> tuple[list[str], list[list[str]]]:
         verdict = r.predicted["verdict"]
         if r.expected_verdict:
             verdict += " ✓" if verdict == r.expected_verdict else f" ✗ (stated: {r.expected_verdict})"
-        spread = r.published.get("spread")
-        body.append([r.id, r.label, r.role, _fmt(r.published.get("records_per_sec"))
-                     + (f" ± {_fmt(spread)}" if spread else ""),
+        body.append([r.id, r.label, r.role, _published(r, "records_per_sec"),
                      _fmt(r.predicted["records_per_sec"]), (f"{err:+.1%}" if err is not None else "–") + mark,
-                     _published(r, lat), _fmt(r.predicted.get(lat)),
+                     _with_other_runs(r, lat), _fmt(r.predicted.get(lat)),
                      _fmt(r.published.get("worker_latency_us")), _fmt(r.predicted["worker_latency_us"]), verdict])
     return head, body
 
 
 def _published(row: Row, metric: str) -> str:
+    """The published figure, with the run's spread over time where the source states one (throughput)."""
+    spread = row.published.get("spread") if metric == "records_per_sec" else None
+    return _fmt(row.published.get(metric)) + (f" ± {_fmt(spread)}" if spread else "")
+
+
+def _with_other_runs(row: Row, metric: str) -> str:
     """The published figure, and the same settings' other published runs where the source gives them."""
     others = [_fmt(o[metric]) for o in row.published.get("other_runs", []) if metric in o]
-    return _fmt(row.published.get(metric)) + (f" (another run: {', '.join(others)})" if others else "")
+    return _published(row, metric) + (f" (another run: {', '.join(others)})" if others else "")
 
 
 def _windows(res: StudyResult) -> tuple[list[str], list[list[str]]] | None:
@@ -310,7 +312,7 @@ def markdown(results: list[StudyResult], plots: dict[str, str] | None = None) ->
         out.extend(f"| {c.name} | {'pass' if c.passed else '**fail**'} | {c.detail} |" for c in res.checks)
         windows = _windows(res)
         if windows:
-            out.append(f"\n{WINDOWS_TITLE[0].upper() + WINDOWS_TITLE[1:]}:\n")
+            out.append(f"\n{WINDOWS_TITLE.capitalize()}:\n")
             out.extend(_markdown_table(*windows))
         out.append(f"\n{summary_line(res)}.\n")
         if plots and res.study in plots:
