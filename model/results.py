@@ -92,11 +92,12 @@ def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.
 
 def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
                      record_size: float) -> dict:
-    """ProducerPerformance's window lines and total line from per-record completion times and latencies."""
+    """ProducerPerformance's window lines (also as figures: records, records/s, avg and max ms) and total line from
+    per-record completion times and latencies."""
     order = _stable_order(completed)
     done, lat = (completed, latency) if order is None else (completed[order], latency[order])
     mb = record_size / 1048576.0
-    windows, window_start, i = [], start, 0
+    windows, figures, window_start, i = [], [], start, 0
     while i < len(done):
         # A window closes at the first callback at least 5 s after it opened, counting that callback.
         j = int(np.searchsorted(done, window_start + WINDOW_SECONDS, "left"))
@@ -105,8 +106,9 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
         seg = lat[i:j + 1]
         elapsed = done[j] - window_start
         rate = len(seg) / elapsed
+        figures.append([len(seg), rate, float(seg.mean()), float(seg.max())])
         windows.append(f"{len(seg)} records sent, {rate:.1f} records/sec ({rate * mb:.2f} MB/sec), "
-                       f"{seg.mean():.1f} ms avg latency, {float(seg.max()):.1f} ms max latency.")
+                       f"{figures[-1][2]:.1f} ms avg latency, {figures[-1][3]:.1f} ms max latency.")
         window_start, i = done[j], j + 1
     n = len(done)
     elapsed_ms = max(1.0, math.floor((done[-1] - start) * 1000.0)) if n else 1.0
@@ -122,8 +124,8 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
     total = (f"{n} records sent, {rate:f} records/sec ({rate * mb:.2f} MB/sec), {avg:.2f} ms avg latency, "
              f"{mx:.2f} ms max latency, {pct[0.5]} ms 50th, {pct[0.95]} ms 95th, {pct[0.99]} ms 99th, "
              f"{pct[0.999]} ms 99.9th.")
-    return {"windows": windows, "total": total, "records": n, "records_per_sec": rate, "mb_per_sec": rate * mb,
-            "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
+    return {"windows": windows, "window_figures": figures, "total": total, "records": n, "records_per_sec": rate,
+            "mb_per_sec": rate * mb, "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
             "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
 
 

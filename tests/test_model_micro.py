@@ -436,6 +436,22 @@ def test_steady_rate_leaves_out_the_start_and_the_last_latencies():
     assert steady_rate(stalled) == pytest.approx(800 / 1.0)     # acks 100 … 900: 0.8 s of them and the stall
 
 
+def test_perf_test_window_lines_come_with_their_figures():
+    """perf-test's 5-s lines, as text and as [records, records/s, avg ms, max ms]: acknowledgements every 10 ms for
+    12 s, the first second's at 50 ms and the rest at 2 ms."""
+    from kafkasim.model.results import perf_test_output
+    completed = 0.01 + np.arange(1200) * 0.01
+    latency = np.where(completed <= 1.0, 50, 2)                  # whole ms, as perf-test's clock gives them
+    out = perf_test_output(0.0, completed - latency / 1000, completed, latency, 1024)
+    figures = out["window_figures"]
+    assert [f[0] for f in figures] == [500, 500]                 # each window closes at the first ack ≥ 5 s on
+    assert figures[0][2] == pytest.approx((100 * 50 + 400 * 2) / 500) and figures[0][3] == 50.0
+    assert figures[1][2] == pytest.approx(2.0) and figures[1][1] == pytest.approx(100.0)
+    for line, (n, rate, avg, mx) in zip(out["windows"], figures, strict=True):
+        assert line.startswith(f"{n} records sent, {rate:.1f} records/sec") and f"{avg:.1f} ms avg latency" in line
+        assert f"{mx:.1f} ms max latency" in line
+
+
 def test_a_throttled_run_that_keeps_up_has_its_target_as_steady_rate():
     c = capture(scenario(PLAIN, **{"workload.records": 3000, "workload.throughput": 2000}))
     assert c.result.steady_records_per_sec == pytest.approx(2000, rel=0.02)

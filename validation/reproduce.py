@@ -32,6 +32,9 @@ EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 STUDIES = ("kontur-2020", "vm-2core", "localhost")
 MET = 0.97                   # the verdict's own "target met" mark (model/verdict.py)
 FORMATS = ("text", "json", "markdown")
+# What a study's published rates are compared with: the model's steady rate (a source's mean rate over a long run),
+# or perf-test's total line, start-up included (a source that prints it, its runs simulated at their own length).
+THROUGHPUT = ("steady", "perf-test")
 
 
 @dataclass
@@ -82,7 +85,10 @@ class StudyResult:
 def load_study(study: str) -> dict:
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}: expected one of {', '.join(STUDIES)}")
-    return yaml.safe_load((PUBLISHED_DIR / f"{study}.yaml").read_text())
+    spec = yaml.safe_load((PUBLISHED_DIR / f"{study}.yaml").read_text())
+    if spec.get("throughput", "steady") not in THROUGHPUT:
+        raise ValueError(f"{study}: throughput {spec['throughput']!r}: expected one of {', '.join(THROUGHPUT)}")
+    return spec
 
 
 def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any, int]:
@@ -108,8 +114,11 @@ def prediction(result) -> dict:
     perf = result.perf_test
     out = {k: perf[k] for k in ("avg_latency_ms", "max_latency_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")}
     # The published rates are means over long runs; the simulated runs are mostly shorter, so their start and their
-    # last records' latency would weigh more in perf-test's total line than in the published one.
+    # last records' latency would weigh more in perf-test's total line than in the published one. (A study whose
+    # runs are simulated at their published length compares the total line instead: reproduce, THROUGHPUT.)
     out["records_per_sec"] = result.steady_records_per_sec
+    out["perf_test_records_per_sec"] = perf["records_per_sec"]
+    out["windows"] = perf["window_figures"]
     # Kontur's "sender latency" is the talk's own formula on two producer metrics (its slide: Sender Latency =
     # record-queue-time-avg / 2 + request-latency-avg; IV 963 / 2 + 11 ≈ 492 and V 34.5 / 2 + 11.8 ≈ 29.0 ms, as
     # published), not a latency measured record by record: the model's is taken the same way.
@@ -143,6 +152,8 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
             if progress:
                 print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.workload.records} records)",
                       file=progress, flush=True)
+            if spec.get("throughput") == "perf-test":
+                predicted["records_per_sec"] = predicted["perf_test_records_per_sec"]
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
                                 predicted, target, run.get("verdict"), run.get("x"), length))
@@ -235,30 +246,38 @@ def _with_other_runs(row: Row, metric: str) -> str:
 
 def _windows(res: StudyResult) -> tuple[list[str], list[list[str]]] | None:
     """Where each published mean latency comes from, by perf-test's 5-s window lines (where the study has them):
-    the first window (the start), the later ones, the records after the last line, and the calmest later window
-    beside the model's mean (the model has no start-up transient and no stalls)."""
+    the first window (the start), the later ones, the records after the last line, and the calmest later window;
+    beside them the model's own first and calmest later window, from its perf-test lines."""
     rows = [r for r in res.rows if r.published.get("windows")]
     if not rows:
         return None
     lat = res.latency
     head = ["run", f"published {lat}", "first 5 s: avg (max)", "later 5-s windows: avg", "the rest: records, avg",
-            "calmest later window", f"predicted {lat}", "predicted / calmest"]
+            "calmest later window", f"predicted {lat}", "predicted first 5 s: avg (max)",
+            "predicted calmest later window", "predicted / published calmest"]
     body = []
     for r in rows:
         windows = r.published["windows"]
-        first, later = windows[0], windows[1:]
         counted = sum(w[0] for w in windows)
         rest = (r.length or 0) - counted
         rest_text = "–"
         if r.length and rest >= 0.05 * r.length:
             rest_avg = (r.published[lat] * r.length - sum(w[0] * w[2] for w in windows)) / rest
             rest_text = f"{rest:,}, {_fmt(rest_avg)}"
-        calmest = min((w[2] for w in later), default=None)
-        predicted = r.predicted.get(lat)
-        body.append([r.id, _fmt(r.published[lat]), f"{first[2]:g} ({first[3]:g})",    # (as perf-test printed them)
-                     ", ".join(f"{w[2]:g}" for w in later) or "–", rest_text, f"{calmest:g}", _fmt(predicted),
-                     f"{predicted / calmest:.2f}" if calmest and predicted is not None else "–"])
+        calmest = _calmest(windows)
+        model = r.predicted.get("windows") or []
+        model_calmest = _calmest(model)
+        body.append([r.id, _fmt(r.published[lat]), f"{windows[0][2]:g} ({windows[0][3]:g})",  # (as printed)
+                     ", ".join(f"{w[2]:g}" for w in windows[1:]) or "–", rest_text, f"{calmest:g}",
+                     _fmt(r.predicted.get(lat)), f"{_fmt(model[0][2])} ({_fmt(model[0][3])})" if model else "–",
+                     _fmt(model_calmest),
+                     f"{model_calmest / calmest:.2f}" if calmest and model_calmest is not None else "–"])
     return head, body
+
+
+def _calmest(windows: list) -> float | None:
+    """The lowest mean latency of a run's 5-s windows after the first ([records, records/s, avg, max] each)."""
+    return min((w[2] for w in windows[1:]), default=None)
 
 
 WINDOWS_TITLE = "where the published mean latencies come from (perf-test's 5-s lines)"
