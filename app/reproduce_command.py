@@ -50,7 +50,7 @@ def add_reproduce_command(subparsers) -> None:
                         "--out validation/reports/published)")
     p.add_argument("--records", type=int, metavar="N",
                    help="records simulated per run (default: each study's own, validation/published/*.yaml; "
-                        "0 = the examples' full runs)")
+                        "0 = the examples' full runs; vm-2core's own is 0: fewer weigh its runs' cold start more)")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="a study's runs simulated side by side (default: one per core); the figures do not change")
     p.set_defaults(func=cmd_reproduce)
