@@ -125,8 +125,8 @@ def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray
              f"{mx:.2f} ms max latency, {pct[0.5]} ms 50th, {pct[0.95]} ms 95th, {pct[0.99]} ms 99th, "
              f"{pct[0.999]} ms 99.9th.")
     return {"windows": windows, "window_figures": figures, "total": total, "records": n, "records_per_sec": rate,
-            "mb_per_sec": rate * mb, "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5], "p95_ms": pct[0.95],
-            "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
+            "mb_per_sec": rate * mb, "avg_latency_ms": avg, "max_latency_ms": mx, "p50_ms": pct[0.5],
+            "p95_ms": pct[0.95], "p99_ms": pct[0.99], "p999_ms": pct[0.999]}
 
 
 def _ranked(values: np.ndarray, ranks: list[int]) -> list[int]:

@@ -268,9 +268,9 @@ def _windows(res: StudyResult) -> tuple[list[str], list[list[str]]] | None:
         model = r.predicted.get("windows") or []
         model_calmest = _calmest(model)
         body.append([r.id, _fmt(r.published[lat]), f"{windows[0][2]:g} ({windows[0][3]:g})",  # (as printed)
-                     ", ".join(f"{w[2]:g}" for w in windows[1:]) or "–", rest_text, f"{calmest:g}",
-                     _fmt(r.predicted.get(lat)), f"{_fmt(model[0][2])} ({_fmt(model[0][3])})" if model else "–",
-                     _fmt(model_calmest),
+                     ", ".join(f"{w[2]:g}" for w in windows[1:]) or "–", rest_text,
+                     f"{calmest:g}" if calmest is not None else "–", _fmt(r.predicted.get(lat)),
+                     f"{_fmt(model[0][2])} ({_fmt(model[0][3])})" if model else "–", _fmt(model_calmest),
                      f"{model_calmest / calmest:.2f}" if calmest and model_calmest is not None else "–"])
     return head, body
 
