@@ -19,6 +19,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,14 +110,14 @@ def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any,
     return s, length
 
 
-def prediction(result) -> dict:
-    """The figures a study can state, from one simulation."""
+def prediction(result, throughput: str = "steady") -> dict:
+    """The figures a study can state, from one simulation; its rate as `throughput` (THROUGHPUT) says."""
     perf = result.perf_test
     out = {k: perf[k] for k in ("avg_latency_ms", "max_latency_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")}
     # The published rates are means over long runs; the simulated runs are mostly shorter, so their start and their
     # last records' latency would weigh more in perf-test's total line than in the published one. (A study whose
-    # runs are simulated at their published length compares the total line instead: reproduce, THROUGHPUT.)
-    out["records_per_sec"] = result.steady_records_per_sec
+    # runs are simulated at their published length compares the total line instead: THROUGHPUT.)
+    out["records_per_sec"] = perf["records_per_sec"] if throughput == "perf-test" else result.steady_records_per_sec
     out["perf_test_records_per_sec"] = perf["records_per_sec"]
     out["windows"] = perf["window_figures"]
     # Kontur's "sender latency" is the talk's own formula on two producer metrics (its slide: Sender Latency =
@@ -147,13 +148,11 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
         span = f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else f"{sizes[0]}"
         print(f"kafkasim: {study}: predicting {len(runs)} runs ({span} records each) on {jobs} "
               f"process{'es' if jobs > 1 else ''}...", file=progress, flush=True)
-    with simulator(jobs, prediction) as run_all:
+    with simulator(jobs, partial(prediction, throughput=spec.get("throughput", "steady"))) as run_all:
         for i, (run, s, length, predicted) in enumerate(zip(runs, scenarios, lengths, run_all(scenarios)), 1):
             if progress:
                 print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.workload.records} records)",
                       file=progress, flush=True)
-            if spec.get("throughput") == "perf-test":
-                predicted["records_per_sec"] = predicted["perf_test_records_per_sec"]
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
                                 predicted, target, run.get("verdict"), run.get("x"), length))
@@ -232,9 +231,14 @@ def _table(res: StudyResult) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
+def _spread(row: Row, metric: str) -> float:
+    """The run's spread over time where the source states one (throughput only), else 0."""
+    return row.published.get("spread", 0.0) if metric == "records_per_sec" else 0.0
+
+
 def _published(row: Row, metric: str) -> str:
-    """The published figure, with the run's spread over time where the source states one (throughput)."""
-    spread = row.published.get("spread") if metric == "records_per_sec" else None
+    """The published figure, with the run's spread over time where the source states one."""
+    spread = _spread(row, metric)
     return _fmt(row.published.get(metric)) + (f" ± {_fmt(spread)}" if spread else "")
 
 
@@ -370,7 +374,7 @@ def plot(res: StudyResult, path: Path) -> Path:
         else:
             xs = range(len(rows))
             pub = [r.published.get(metric, math.nan) for r in rows]
-            spread = [r.published.get("spread", 0.0) if metric == "records_per_sec" else 0.0 for r in rows]
+            spread = [_spread(r, metric) for r in rows]
             if any(spread):      # the source's "mean ± spread over the run"
                 ax.errorbar(xs, pub, yerr=spread, fmt="o-", capsize=3, label="published (± over the run)")
             else:
