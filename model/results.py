@@ -59,6 +59,9 @@ class Result:
         for b in self.brokers:
             util = ", ".join(f"{k} {v:.0%}" for k, v in b["utilisation"].items())
             times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
+            if b["offline"]:
+                lines.append(f"broker {b['id']}: offline")
+                continue
             lines.append(f"broker {b['id']}: leads {b['leader_partitions']} partitions; {util}")
             if times:
                 lines.append(f"  Produce {times}")
@@ -327,11 +330,12 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     count = max(1, sum(wk.count for wk in workers))
     per_send = sum(wk.send_seconds for wk in workers) / count
     per_app = sum(wk.app_seconds for wk in workers) / count
+    leading = len(set(cluster.leaders))     # the brokers the Sender sends to
     evidence = {
         "sender in-flight window": (
-            f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {s.cluster.brokers} "
-            f"broker{'s' if s.cluster.brokers > 1 else ''} ≈ "
-            f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * s.cluster.brokers * s.producers:.0f}/s reached "
+            f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {leading} "
+            f"broker{'s' if leading > 1 else ''} ≈ "
+            f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * leading * s.producers:.0f}/s reached "
             f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"),
         "worker threads": (
             f"each send() takes {per_send * 1e6:.2f} us"
@@ -370,5 +374,5 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
         util["nic-in"] = cluster.nic_in[b.id].busy_seconds / elapsed
         util["nic-out"] = cluster.nic_out[b.id].busy_seconds / elapsed
         out.append({"id": b.id, "leader_partitions": cluster.leaders.count(b.id), "utilisation": util,
-                    "request_time_ms": times, "bytes_in": b.bytes_in})
+                    "request_time_ms": times, "bytes_in": b.bytes_in, "offline": b.id in cluster.offline})
     return out

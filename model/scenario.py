@@ -95,6 +95,9 @@ FIELDS: dict[str, Field] = {
     "topic.min.insync.replicas": Field(int, 1, "Replicas that must be in sync for acks=all.", 1, 100),
     # --- cluster
     "cluster.brokers": Field(int, 1, "Brokers in the cluster.", 1, 1000),
+    "cluster.offline_brokers": Field(int, 0, "Brokers of the cluster that are down (the highest ids): the topic "
+                                     "was created with all of them, and each partition they led is led by its "
+                                     "next in-sync replica, as after a controlled shutdown.", 0, 999),
     "cluster.background_bytes": Field(int, 1024, "Bytes per second each background partition receives, in one "
                                       "produce request a second.", 0, 10**9),
     "cluster.background_partitions": Field(int, 0, "Other partitions per broker, each with a light load, that "
@@ -199,6 +202,7 @@ class Broker:
 @dataclass(frozen=True)
 class Cluster:
     brokers: int
+    offline_brokers: int
     background_partitions: int
     background_bytes: int
     broker: Broker
@@ -408,8 +412,8 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         workload=section(Workload, "workload"),
         topic=section(Topic, "topic", {"min_insync_replicas": "min.insync.replicas",
                                        "replication_factor": "replication.factor"}),
-        cluster=Cluster(v["cluster.brokers"], v["cluster.background_partitions"], v["cluster.background_bytes"],
-                        section(Broker, "cluster.broker")),
+        cluster=Cluster(v["cluster.brokers"], v["cluster.offline_brokers"], v["cluster.background_partitions"],
+                        v["cluster.background_bytes"], section(Broker, "cluster.broker")),
         network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         max_sim_seconds=v["model.max_sim_seconds"],
@@ -438,6 +442,14 @@ def _cross_check(s: Scenario) -> None:
         (s.topic.replication_factor <= s.cluster.brokers,
          f"topic.replication.factor={s.topic.replication_factor} needs at least that many brokers, "
          f"not cluster.brokers={s.cluster.brokers}"),
+        (s.cluster.offline_brokers < s.topic.replication_factor,
+         f"cluster.offline_brokers={s.cluster.offline_brokers} must be less than topic.replication.factor="
+         f"{s.topic.replication_factor}: a partition whose replicas are all down has no leader"),
+        (p.acks != "all" or s.topic.replication_factor - s.cluster.offline_brokers >= s.topic.min_insync_replicas,
+         f"cluster.offline_brokers={s.cluster.offline_brokers} leaves a partition of topic.replication.factor="
+         f"{s.topic.replication_factor} with {s.topic.replication_factor - s.cluster.offline_brokers} in-sync "
+         f"replicas, fewer than topic.min.insync.replicas={s.topic.min_insync_replicas}: acks=all would fail "
+         f"with NOT_ENOUGH_REPLICAS"),
         (s.topic.min_insync_replicas <= s.topic.replication_factor,
          f"topic.min.insync.replicas={s.topic.min_insync_replicas} must be ≤ topic.replication.factor="
          f"{s.topic.replication_factor} or acks=all can never succeed"),

@@ -60,7 +60,11 @@ class Cluster:
         nic = hw["nic_mbit"] * MBIT
         self.nic_in = [Pipe(f"broker-{b} NIC in", nic) for b in range(n)]
         self.nic_out = [Pipe(f"broker-{b} NIC out", nic) for b in range(n)]
-        self.assignment = assign_replicas(s.topic.partitions, n, s.topic.replication_factor, rng)
+        # The topic was created with every broker up; a broker that is down then left each of its partitions'
+        # ISR, and the controller moved its leaderships to the next replica in the assignment that is in sync.
+        self.offline = set(range(n - s.cluster.offline_brokers, n))
+        self.assignment = [[b for b in replicas if b not in self.offline]
+                           for replicas in assign_replicas(s.topic.partitions, n, s.topic.replication_factor, rng)]
         self.leaders = [replicas[0] for replicas in self.assignment]
         codec = s.producer.compression_type
         broker_codec = s.cluster.broker.compression_type
@@ -83,11 +87,14 @@ class Cluster:
         hosted = [sum(b in replicas for replicas in self.assignment) for b in range(n)]
         bg = s.cluster.background_partitions
         bg_io = bg * (costs.request + costs.batch + costs.byte * s.cluster.background_bytes)
+        # (a broker that is down has no connections, no threads and no background load)
         self.brokers = [
             Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
-                   s.cluster.broker.num_io_threads, s.producers, Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
+                   s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers,
+                   Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
                    self.replication, np.random.default_rng(rng.integers(2**63)),
-                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us")) if bg or hw["broker.partition_us"] else None,
+                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us"))
+                   if (bg or hw["broker.partition_us"]) and b not in self.offline else None,
                    horizon=s.max_sim_seconds)
             for b in range(n)
         ]
@@ -145,6 +152,8 @@ def simulate(s: Scenario) -> Result:
         nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
         nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
         for b, broker in enumerate(cluster.brokers):
+            if b in cluster.offline:
+                continue
             # A TCP connection carries at most one window per round trip.
             window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / window_rtt)] if window_rtt > 0 else []
             out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]

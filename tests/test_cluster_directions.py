@@ -203,3 +203,31 @@ def test_utilisations_are_fractions_and_the_page_cache_hides_the_disk():
         for name, value in b["utilisation"].items():
             assert 0.0 <= value <= 1.0 + 1e-9, (b["id"], name, value)
     assert r.verdict["bottleneck"] != "broker disk"
+
+
+# --- a broker down --------------------------------------------------------------------------------------------
+
+def down(flat: dict, offline: int):
+    return cached(scenario(flat, **{"cluster.offline_brokers": offline}))
+
+
+def test_a_broker_down_hands_its_leaders_to_the_other_replicas():
+    """Six partitions, RF 2, on three broker-bound brokers; the third down. It leads nothing and takes nothing;
+    the other two lead three partitions each. Their load stays what it was: the replicas they lost are the down
+    broker's (until the partitions are reassigned, nothing is copied there), and their produce requests carry
+    more batches each. So the cluster keeps its throughput."""
+    flat = {**BROKER_BOUND, "topic.partitions": 6, "topic.replication.factor": 2}
+    up, one_down = down(flat, 0), down(flat, 1)
+    assert [b["offline"] for b in one_down.brokers] == [False, False, True]
+    assert [b["leader_partitions"] for b in one_down.brokers] == [3, 3, 0]
+    assert one_down.brokers[2]["bytes_in"] == 0 and not one_down.brokers[2]["request_time_ms"]
+    assert "broker 2: offline" in one_down.text()
+    assert one_down.metrics["records-per-request-avg"] > 1.3 * up.metrics["records-per-request-avg"]
+    assert rate(one_down) == pytest.approx(rate(up), rel=0.1)
+
+
+def test_a_broker_down_on_shared_cores_leaves_them_to_the_others():
+    """Three brokers and the client on 2 shared cores, RF 3, acks=all: with one broker down each batch is
+    copied once less and one JVM's threads are gone, so on this host the run gets faster, not slower."""
+    up, one_down = down(LOCAL_RF3, 0), down(LOCAL_RF3, 1)
+    assert rate(one_down) > 1.1 * rate(up), (rate(up), rate(one_down))
