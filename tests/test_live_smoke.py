@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from kafkasim.validation import admin
 from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.kafka_dist import ensure_kafka
 from kafkasim.validation.measure import Config, Measurer
 from kafkasim.validation.runners import Target
 from kafkasim.validation.store import RunStore
@@ -22,11 +24,11 @@ cluster: {brokers: 1}
 """
 
 
-def _free_base_port() -> int:
-    """A base port whose client/controller/external ports (base, +100, +200) are all free."""
+def _free_base_port(brokers: int = 1) -> int:
+    """A base port whose client/controller/external ports (base + i, +100, +200) are all free."""
     for base in range(29092, 29992, 7):
         try:
-            for port in (base, base + 100, base + 200):
+            for port in (base + i + offset for i in range(brokers) for offset in (0, 100, 200)):
                 with socket.socket() as s:
                     s.bind(("127.0.0.1", port))
             return base
@@ -94,6 +96,38 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
 
     # A rerun into the same file skips what is there (resumable).
     assert measurer.measure(Config(scenario, "java"), target) == []
+
+
+def test_a_broker_down_for_the_measurement(tmp_path):
+    """cluster.offline_brokers=1 on a private 3-node cluster: node 3 is stopped once the topic exists, the run
+    sends it nothing and loses nothing (acks=all with the two left in sync), and afterwards every node runs
+    again, the topic is gone, and nothing is left once the cluster stops."""
+    from kafkasim.validation.targets import ClusterPool, network_of
+
+    scenario = tmp_path / "down.yaml"
+    scenario.write_text(SCENARIO.replace("acks: 1", "acks: all").replace(
+        "topic: {partitions: 2, replication.factor: 1}", "topic: {partitions: 6, replication.factor: 3, "
+        "min.insync.replicas: 2}").replace("brokers: 1", "brokers: 3, offline_brokers: 1"))
+    store = RunStore(tmp_path / "runs.jsonl")
+    pool = ClusterPool(tmp_path / "pool", base_port=_free_base_port(3), say=lambda text: None)
+    config = Config(scenario, "java")
+    try:
+        target = pool.target(3, network_of(config.load()))
+        Measurer(store, repeat=1, warmup_records=0).measure(config, target)
+        [run] = store.records()
+        assert run["ok"], run["error"]
+        assert run["delivery_errors"] == 0 and run["target"]["offline_brokers"] == 1
+        assert run["scenario"]["cluster.offline_brokers"] == 1
+        requests = {node: run["metrics"].get(f"producer-node-metrics:request-total{{node-id=node-{node}}}", 0.0)
+                    for node in (1, 2, 3)}
+        assert requests[1] > 0 and requests[2] > 0 and requests[3] == 0, requests
+        assert pool.cluster.status()["up"]
+        topics = admin.topic_command(ensure_kafka(quiet=True), target.admin_bootstrap, ["--list"]).stdout.split()
+        assert run["target"]["topic"] not in topics
+    finally:
+        directory = pool.directory
+        pool.close()
+        assert _processes_mentioning(str(directory.resolve())) == []
 
 
 def test_jit_sampler_shows_the_compilers_of_a_fresh_producer(broker, tmp_path, capsys):

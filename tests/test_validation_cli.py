@@ -28,6 +28,9 @@ def run_cli(capsys, *argv):
     (("{s}", "--set", "producer.batch.sise=1"), "unknown key 'producer.batch.sise'"),
     (("{s}", "--set", "threads=4", "--bootstrap-server", "127.0.0.1:1"), "live runs cannot reproduce threads=4"),
     (("{s}", "--set", "network.rtt_ms=5", "--bootstrap-server", "127.0.0.1:1"), "can only be emulated"),
+    (("{s}", "--set", "cluster.brokers=3", "--set", "topic.replication.factor=3", "--set",
+      "topic.min.insync.replicas=2", "--set", "cluster.offline_brokers=1", "--bootstrap-server", "127.0.0.1:1"),
+     "cluster.offline_brokers=1 stops brokers during the measurement"),
     (("{s}", "--command-config", "/nonexistent"), "--command-config /nonexistent: no such file"),
     (("{s}", "--repeat", "0"), "--repeat 0: must be at least 1"),
     (("{s}", "--only", "b16k-l0-none-a1-p1"), "--only picks configurations of a matrix: it needs --matrix FILE"),
@@ -71,6 +74,15 @@ def test_config_key_ignores_hardware_but_not_producer_settings(tmp_path):
         return config_key(measured_settings(Config(path, "java", list(overrides)).load()), "java", "4.3.1")
     assert key() == key("hardware.nic_mbit=1000")
     assert key() != key("producer.batch.size=65536")
+
+
+def test_a_key_added_later_keeps_the_stored_runs_keys(tmp_path):
+    """cluster.offline_brokers came after the reference runs were stored: at 0 it is not part of the key."""
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO + "cluster: {brokers: 3}\ntopic: {replication.factor: 3, min.insync.replicas: 2}\n")
+    up = measured_settings(Config(path, "java").load())
+    assert "cluster.offline_brokers" not in up
+    assert measured_settings(Config(path, "java", ["cluster.offline_brokers=1"]).load())["cluster.offline_brokers"] == 1
 
 
 def test_store_resumes_and_skips_a_torn_line(tmp_path):

@@ -1,7 +1,9 @@
 """Topic administration through Kafka's own TopicCommand, so a user's --command-config (SASL, SSL) just works."""
 from __future__ import annotations
 
+import re
 import subprocess
+import time
 from pathlib import Path
 
 from kafkasim.validation.errors import LiveError
@@ -44,3 +46,35 @@ def delete_topic(lib: Path, bootstrap: str, name: str, command_config: Path | No
     proc = topic_command(lib, bootstrap, ["--delete", "--if-exists", "--topic", name], command_config, prefix)
     if proc.returncode != 0:
         raise LiveError(f"deleting topic {name} failed: {_last_error(proc)}")
+
+
+# One partition's line of `kafka-topics --describe` (the leader is "none" while a partition has none).
+PARTITION_LINE = re.compile(r"Partition:\s*(\d+)\s+Leader:\s*(\S+)\s+Replicas:\s*([\d,]*)\s+Isr:\s*([\d,]*)")
+
+
+def describe_topic(lib: Path, bootstrap: str, name: str, command_config: Path | None = None,
+                   prefix: tuple[str, ...] = ()) -> list[dict]:
+    """Each partition's leader (None if it has none), replicas and ISR, as broker ids."""
+    proc = topic_command(lib, bootstrap, ["--describe", "--topic", name], command_config, prefix)
+    if proc.returncode != 0:
+        raise LiveError(f"describing topic {name} failed: {_last_error(proc)}")
+    return [{"partition": int(m[1]), "leader": int(m[2]) if m[2].isdigit() else None,
+             "replicas": _ids(m[3]), "isr": _ids(m[4])} for m in PARTITION_LINE.finditer(proc.stdout)]
+
+
+def _ids(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def wait_for_topic(lib: Path, bootstrap: str, name: str, ready, what: str, timeout: float = 120,
+                   prefix: tuple[str, ...] = ()) -> list[dict]:
+    """Describe the topic until ready(partitions) holds; `what` names the wait in the error if it never does."""
+    deadline = time.monotonic() + timeout
+    while True:
+        partitions = describe_topic(lib, bootstrap, name, prefix=prefix)
+        if partitions and ready(partitions):
+            return partitions
+        if time.monotonic() > deadline:
+            raise LiveError(f"topic {name}: {what} did not happen in {timeout:.0f} s (last seen: "
+                            f"{[(p['partition'], p['leader'], p['isr']) for p in partitions]})")
+        time.sleep(1)

@@ -237,15 +237,18 @@ class Cluster:
         (node / "kafka.pid").write_text(f"{proc.pid}\n")
         return proc.pid
 
+    def _wait_listening(self, i: int, deadline: float, timeout: float) -> None:
+        while not self._listening(self.state.base_port + i):
+            self._check_alive(i, self.state.pids[i])
+            if time.monotonic() > deadline:
+                raise LiveError(f"node {i + 1} did not open port {self.state.base_port + i} in {timeout:.0f} s; "
+                                f"see {self.node_dir(i) / 'logs' / 'server.log'}")
+            time.sleep(0.25)
+
     def _wait_ready(self, lib: Path, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        for i, pid in enumerate(self.state.pids):
-            while not self._listening(self.state.base_port + i):
-                self._check_alive(i, pid)
-                if time.monotonic() > deadline:
-                    raise LiveError(f"node {i + 1} did not open port {self.state.base_port + i} in {timeout:.0f} s; "
-                                    f"see {self.node_dir(i) / 'logs' / 'server.log'}")
-                time.sleep(0.25)
+        for i in range(self.state.brokers):
+            self._wait_listening(i, deadline, timeout)
         # Ready means ready for what we need: a topic replicated on every node can be created.
         topic = "kafkasim-ready"
         while True:
@@ -279,6 +282,29 @@ class Cluster:
             errors = [ln for ln in _tail(log) if " ERROR " in ln or "Exception" in ln]
             why = errors[-1].strip() if errors else f"see {log}"
             raise LiveError(f"node {i + 1} exited during start: {why}")
+
+    # ---- one node down and back (cluster.offline_brokers) ------------------------------------------------------
+    def stop_node(self, i: int, grace: float = 60) -> None:
+        """Stop node i (0-based) as an operator would: SIGTERM, so that the broker shuts down in a controlled way
+        (the controller moves its leaderships and drops it from every ISR first); SIGKILL after `grace` s. Its
+        data stays, for start_node."""
+        pid = self.state.pids[i]
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while self._is_our_node(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if self._is_our_node(pid):
+            _signal_group(pid, signal.SIGKILL)
+        _reap(pid)
+        (self.node_dir(i) / "kafka.pid").unlink(missing_ok=True)
+
+    def start_node(self, i: int, timeout: float = 120) -> None:
+        """Start node i again on its own data (unless it runs); returns once it listens."""
+        if self._is_our_node(self.state.pids[i]):
+            return
+        self.state.pids[i] = self._start(ensure_kafka(quiet=True), i)
+        self._save()
+        self._wait_listening(i, time.monotonic() + timeout, timeout)
 
     # ---- status / down -------------------------------------------------------------------------------------
     def status(self) -> dict:

@@ -23,7 +23,10 @@ from kafkasim.validation.store import RunStore
 SCHEMA = 1
 # The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
-            "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "network.")
+            "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
+            "network.")
+# Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
+LATER_DEFAULTS = {"cluster.offline_brokers": 0}
 STDERR_TAIL = 100  # lines of a client's stderr kept per run (a failing broker can print thousands)
 
 
@@ -53,7 +56,8 @@ class Config:
 
 def measured_settings(sc) -> dict:
     # network.proxy tells the model how a live run emulates the network; it is not a setting of the run
-    return {k: v for k, v in sorted(sc.flat().items()) if k.startswith(MEASURED) and k != "network.proxy"}
+    return {k: v for k, v in sorted(sc.flat().items())
+            if k.startswith(MEASURED) and k != "network.proxy" and LATER_DEFAULTS.get(k, object()) != v}
 
 
 def config_key(settings: dict, client: str, client_version: str) -> str:
@@ -95,12 +99,19 @@ class Measurer:
         if not todo:
             self.say(f"{label}{name} {config.client}: {len(done)} runs already in {self.store.path}, skipped")
             return []
+        # cluster.offline_brokers: the highest nodes are stopped once the topic exists, and started again after
+        down = list(range(sc.cluster.brokers - sc.cluster.offline_brokers, sc.cluster.brokers))
+        if down and target.nodes is None:
+            raise UserError(f"cluster.offline_brokers={len(down)} stops brokers during the measurement, which "
+                            f"kafkasim does only on a cluster it starts itself")
         topic = f"{sc.topic.name}-{key[:8]}"
         admin.create_topic(self.lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
                            {"min.insync.replicas": str(sc.topic.min_insync_replicas)}, target.command_config,
                            target.admin_prefix)
         records = []
         try:
+            if down:
+                self._take_down(target, topic, down, f"{label}{name}")
             warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
             if warmup:
                 self._warm_up(sc, target, topic, name, label, warmup)
@@ -113,12 +124,34 @@ class Measurer:
                 self.say(f"{label}{name} {config.client} run {r + 1}/{self.repeat}: {_describe(record)}")
         finally:
             try:
-                admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
-                                   target.admin_prefix)
-            except LiveError as exc:
-                self.say(f"kafkasim: warning: {exc}")
+                if down:
+                    self._bring_back(target, topic, down, f"{label}{name}")
+            finally:     # (the topic goes even if a node did not come back)
+                try:
+                    admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
+                                       target.admin_prefix)
+                except LiveError as exc:
+                    self.say(f"kafkasim: warning: {exc}")
         self.say(f"{label}{name} {config.client}: {summary(self.store, key)}")
         return records
+
+    def _take_down(self, target: Target, topic: str, nodes: list[int], what: str) -> None:
+        ids = {i + 1 for i in nodes}                     # node.id of node i
+        self.say(f"{what}: stopping node {', '.join(map(str, sorted(ids)))} (cluster.offline_brokers)")
+        for i in nodes:
+            target.nodes.stop_node(i)
+        admin.wait_for_topic(self.lib, target.admin_bootstrap, topic,
+                             lambda parts: all(p["leader"] is not None and p["leader"] not in ids
+                                               and not ids & set(p["isr"]) for p in parts),
+                             f"moving every leader and ISR off node {sorted(ids)}", prefix=target.admin_prefix)
+
+    def _bring_back(self, target: Target, topic: str, nodes: list[int], what: str) -> None:
+        self.say(f"{what}: starting node {', '.join(str(i + 1) for i in nodes)} again")
+        for i in nodes:
+            target.nodes.start_node(i)
+        admin.wait_for_topic(self.lib, target.admin_bootstrap, topic,
+                             lambda parts: all(len(p["isr"]) == len(p["replicas"]) for p in parts),
+                             "the restarted nodes rejoining every ISR", prefix=target.admin_prefix)
 
     def _warm_up(self, sc, target: Target, topic: str, name: str, label: str, records: int) -> None:
         """A discarded run with the same settings, so the broker's JIT and page cache are warm for the measured ones.
@@ -161,7 +194,8 @@ class Measurer:
             "client": {"library": config.client, "version": version},
             "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,
             "target": {"bootstrap": target.bootstrap, "managed": target.managed, "brokers": target.brokers,
-                       "network": target.network, "topic": topic},
+                       "network": target.network, "topic": topic,
+                       "offline_brokers": sc.cluster.offline_brokers},
             "environment": env,
             "command": redact(" ".join(cmd), self.secrets),
             "records_requested": n,

@@ -33,6 +33,7 @@ class Target:
     command_config: Path | None = None
     managed: bool = False                # started by kafkasim (then its topics are ours to delete)
     network: dict = field(default_factory=dict)
+    nodes: object = None                 # the Cluster kafkasim started for this measurement: it may stop nodes
 
 
 @dataclass

@@ -58,7 +58,8 @@ class ClusterPool:
             bootstrap, client_prefix = self.cluster.state.bootstrap, ()
         self.current = want
         self.target_ = Target(bootstrap, self.cluster.state.bootstrap, brokers, client_prefix,
-                              self.cluster.state.prefix, self.command_config, managed=True, network=dict(network))
+                              self.cluster.state.prefix, self.command_config, managed=True, network=dict(network),
+                              nodes=self.cluster)
         return self.target_
 
     def close(self) -> None:
@@ -84,13 +85,18 @@ def _describe_network(network: dict) -> str:
 
 def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool: ClusterPool) -> Target:
     network = network_of(sc)
+    offline = sc.cluster.offline_brokers
     if bootstrap_server:
         if emulated(network):
             raise UserError("network.rtt_ms / network.bandwidth_mbit can only be emulated on a cluster kafkasim "
                             "starts itself; drop --bootstrap-server or set both to 0")
+        if offline:
+            raise UserError(f"cluster.offline_brokers={offline} stops brokers during the measurement, which kafkasim "
+                            f"does only on a cluster it starts itself; drop --bootstrap-server or set it to 0")
         return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
     running = Cluster.load()
-    if running is not None and not emulated(network) and running.status()["up"] \
+    # (nodes are stopped only in a private cluster, never in the one `kafkasim cluster up` started for the user)
+    if running is not None and not emulated(network) and not offline and running.status()["up"] \
             and running.state.brokers == sc.cluster.brokers and running.state.netns is None:
         return Target(running.state.bootstrap, running.state.bootstrap, running.state.brokers,
                       command_config=command_config, managed=True, network=network)
