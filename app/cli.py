@@ -39,7 +39,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if args.format == "text":
             print(f"kafkasim: drawing {args.band} parameter sets from the profile's fit for a band...",
                   file=sys.stderr)
-        spread = band(scenario, draws=args.band)
+        spread = band(scenario, result.perf_test, draws=args.band)
     if args.format == "json":
         out = result.to_json(timeline=args.timeline)
         out["band"] = spread

@@ -32,21 +32,30 @@ def held_out_line(scenario: Scenario) -> str | None:
             f"apart{session}; {checked['report']})")
 
 
-def band(scenario: Scenario, draws: int = 8, level: float = 0.9, max_records: int = 50_000) -> dict | None:
+def band(scenario: Scenario, point: dict | None = None, draws: int = 8, level: float = 0.9,
+         max_records: int = 50_000) -> dict | None:
     """Low and high of throughput, p50 and p99 over `draws` parameter sets drawn from the fit's log-normal
-    uncertainty (central `level` of the draws); None when the profile carries no uncertainty."""
+    uncertainty (central `level` of the draws); None when the profile carries no uncertainty.
+
+    A run longer than `max_records` is drawn at that length, and each draw is scaled by the full-length
+    prediction (`point`: its perf_test figures) over the same short run's: a cold producer's first records are
+    slower than the whole run, and the band is about the parameters, not about the run's length."""
     sigma = uncertainty(scenario)
     if not sigma:
         return None
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(66)[-1])
     base = scenario.replace(**{"workload.records": min(scenario.workload.records, max_records)})
+    scale = dict.fromkeys(FIGURES, 1.0)
+    if point is not None and base.workload.records < scenario.workload.records:
+        short = simulate(base).perf_test
+        scale = {f: point[f] / short[f] if short[f] > 0 else 1.0 for f in FIGURES}
     values = {f: [] for f in FIGURES}
     for _ in range(draws):
         changed = {f"hardware.{k}": float(scenario.hardware[k] * np.exp(rng.normal(0.0, s)))
                    for k, s in sigma.items()}
         perf = simulate(base.replace(**changed)).perf_test
         for f in FIGURES:
-            values[f].append(perf[f])
+            values[f].append(perf[f] * scale[f])
     tail = (1 - level) / 2 * 100
     return {f: (float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))) for f, v in values.items()} | \
         {"draws": draws, "level": level}

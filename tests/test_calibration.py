@@ -69,6 +69,23 @@ def test_fitted_profile_loads_and_predicts_with_a_band(tmp_path, warm):
     assert 0 < lo <= hi
 
 
+def test_a_long_runs_band_is_about_the_parameters_not_the_run_length(tmp_path):
+    """A cold producer's first 5,000 records are slower than its 30,000: the band is drawn on the short run but
+    scaled to the full-length prediction, so a fit that pins its parameters down gives a band on the prediction
+    (before, it gave the short run's rate: 13.0k–15.3k records/s beside a 21.1k prediction for
+    examples/local-3broker-rf3.yaml)."""
+    profile = load_profile("local-2core")
+    profile["uncertainty"] = {"java": {"worker.record_us": 1e-6}}
+    path = tmp_path / "pinned.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    scenario = from_flat({**BASE, "workload.records": 30000, "hardware.profile": str(path)})
+    point = simulate(scenario).perf_test
+    assert simulate(scenario.replace(**{"workload.records": 5000})).perf_test["records_per_sec"] < \
+        0.9 * point["records_per_sec"]
+    lo, hi = band(scenario, point, draws=2, max_records=5000)["records_per_sec"]
+    assert lo == pytest.approx(point["records_per_sec"], rel=1e-3) and hi == pytest.approx(lo, rel=1e-3)
+
+
 def test_load_observations_takes_medians_and_spread(tmp_path):
     rows = []
     for i, rate in enumerate([100.0, 120.0, 110.0]):
