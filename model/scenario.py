@@ -446,7 +446,7 @@ def _cross_check(s: Scenario) -> None:
          f"cluster.offline_brokers={s.cluster.offline_brokers} must be less than topic.replication.factor="
          f"{s.topic.replication_factor}: a partition whose replicas are all down has no leader"),
         (p.acks != "all" or s.topic.replication_factor - s.cluster.offline_brokers >= s.topic.min_insync_replicas,
-         f"cluster.offline_brokers={s.cluster.offline_brokers} leaves a partition of topic.replication.factor="
+         f"cluster.offline_brokers={s.cluster.offline_brokers} can leave a partition of topic.replication.factor="
          f"{s.topic.replication_factor} with {s.topic.replication_factor - s.cluster.offline_brokers} in-sync "
          f"replicas, fewer than topic.min.insync.replicas={s.topic.min_insync_replicas}: acks=all would fail "
          f"with NOT_ENOUGH_REPLICAS"),
