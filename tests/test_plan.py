@@ -76,6 +76,7 @@ def test_plan_json_and_text(capsys):
     assert cli_main(args) == 0
     out = capsys.readouterr().out
     assert "PLAN   1 brokers" in out and "simulated for 0.20 s of traffic" in out
+    assert out.splitlines()[0].endswith("; hardware profile generic-server; hardware.worker.record_us=20")
 
 
 @pytest.mark.parametrize("args, message", [
