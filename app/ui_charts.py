@@ -22,7 +22,8 @@ def metrics_table(metrics: dict, worker_latency_us: float) -> pd.DataFrame:
 def brokers_table(brokers: list[dict]) -> pd.DataFrame:
     rows = []
     for b in brokers:
-        row = {"broker": b["id"], "leader partitions": b["leader_partitions"]}
+        row = {"broker": b["id"], "state": "offline" if b.get("offline") else "up",
+               "leader partitions": b["leader_partitions"]}
         row.update({f"{k} busy": v for k, v in b["utilisation"].items()})
         row.update({f"Produce {k}": v for k, v in b["request_time_ms"].items()})
         rows.append(row)

@@ -115,6 +115,16 @@ def test_closed_sections_and_tabs_draw_nothing_until_opened():
     assert "producer-metrics:batch-size-avg" in set(table["metric"])
 
 
+def test_the_brokers_tab_marks_a_broker_that_is_down():
+    at = explore(lazy=True, example="local-3broker-rf3", **{"cluster.offline_brokers": "1"})
+    at.session_state["x_tab"] = "Brokers"
+    at.run()
+    no_traceback(at)
+    table = at.dataframe[0].value
+    assert list(table["state"]) == ["up", "up", "offline"]
+    assert list(table["leader partitions"]) == [3, 3, 0]
+
+
 def test_changing_batch_size_changes_the_prediction_and_the_url():
     at = explore()
     before = metric(at, "throughput (records/s)")
