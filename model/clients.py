@@ -6,7 +6,7 @@ JAVA_VERSIONS = ("2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", 
 KAFKA_PYTHON_VERSIONS = ("3.0",)
 
 
-def _major_minor(version: str) -> tuple[int, int]:
+def major_minor(version: str) -> tuple[int, int]:
     parts = version.split(".")
     try:
         return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
@@ -15,7 +15,7 @@ def _major_minor(version: str) -> tuple[int, int]:
 
 
 def _check(library: str, version: str) -> tuple[int, int]:
-    mm = _major_minor(version)
+    mm = major_minor(version)
     known = JAVA_VERSIONS if library == "java" else KAFKA_PYTHON_VERSIONS
     if f"{mm[0]}.{mm[1]}" not in known:
         raise ValueError(f"{library} versions modelled are {', '.join(known)}")
@@ -61,7 +61,7 @@ def partitioner_name(library: str, version: str) -> str:
     """Which built-in behaviour chooses partitions for records without a key."""
     if library == "kafka-python":
         return "random"              # DefaultPartitioner: random partition per null-key record
-    mm = _major_minor(version)
+    mm = major_minor(version)
     if mm <= (2, 3):
         return "round-robin"
     if mm <= (3, 2):

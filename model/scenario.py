@@ -47,6 +47,13 @@ FIELDS: dict[str, Field] = {
                                 0, INT_MAX),
     "producer.compression.type": Field(("none", "gzip", "snappy", "lz4", "zstd"), None,
                                        "Codec for whole batches."),
+    # KIP-390 (Java ≥ 3.8): the codec's level. Each default is what every client used before.
+    "producer.compression.gzip.level": Field(int, -1, "gzip level: 1 (fastest) … 9 (smallest); -1 is zlib's "
+                                             "default, 6.", -1, 9),
+    "producer.compression.lz4.level": Field(int, 9, "lz4 level: 9, the default, uses lz4's fast compressor; any "
+                                            "other, 1 … 17, its high-compression one (LZ4HC) at that level.", 1, 17),
+    "producer.compression.zstd.level": Field(int, 3, "zstd level: 1 … 22, higher compresses smaller and slower "
+                                             "(negative levels faster still); 3 is zstd's default.", -131072, 22),
     "producer.max.in.flight.requests.per.connection": Field(int, None, "Unacknowledged requests per broker "
                                                             "connection before the sender stops sending.", 1, 1000),
     "producer.buffer.memory": Field(int, None, "Bytes the producer may hold for records waiting to be sent and "
@@ -126,6 +133,9 @@ FIELDS: dict[str, Field] = {
                              "record by record (slow, for checking the chunked model).", 1, 1 << 20),
 }
 FIELDS.update({"hardware." + k: f for k, f in HARDWARE_FIELDS.items()})
+# The codecs with a level, and each level's key (KIP-390); at their defaults they are left out of the properties a
+# client is given (older clients and kafka-python do not know them).
+LEVEL_KEYS = {codec: f"producer.compression.{codec}.level" for codec in ("gzip", "lz4", "zstd")}
 
 SECTIONS = sorted({k.split(".")[0] for k in FIELDS})
 
@@ -150,6 +160,7 @@ class Producer:
     batch_size: int
     linger_ms: float
     compression_type: str
+    compression_level: int        # the level of compression_type (0 for none and snappy, which have none)
     max_in_flight: int
     buffer_memory: int            # 0 = unbounded (kafka-python ≥ 2.1.5)
     max_block_ms: float
@@ -244,6 +255,8 @@ class Scenario:
             if key.startswith("producer."):
                 if key == "producer.buffer.memory" and value == 0:
                     continue  # unbounded: a client that has a bound keeps its own default
+                if key in LEVEL_KEYS.values() and value == FIELDS[key].default:
+                    continue
                 out[key[len("producer."):]] = _kafka_text(value)
         return out
 
@@ -389,10 +402,12 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
 
 
 def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
-    def section(cls: type, prefix: str, names: dict[str, str] | None = None) -> Any:
+    def section(cls: type, prefix: str, names: dict[str, str] | None = None, given: dict | None = None) -> Any:
         names = names or {}
-        kwargs = {}
+        kwargs = dict(given or {})
         for f in dataclasses.fields(cls):
+            if f.name in kwargs:
+                continue
             kafka = names.get(f.name, f.name.replace("_", "."))
             key = f"{prefix}.{kafka}"
             kwargs[f.name] = v[key] if key in v else v[f"{prefix}.{f.name}"]
@@ -403,7 +418,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         "adaptive_partitioning": "partitioner.adaptive.partitioning.enable",
         "availability_timeout_ms": "partitioner.availability.timeout.ms",
         "ignore_keys": "partitioner.ignore.keys",
-    })
+    }, given={"compression_level": v.get(LEVEL_KEYS.get(v["producer.compression.type"], ""), 0)})
     return Scenario(
         name=v["name"], description=v["description"], seed=v["seed"],
         client=Client(v["client.library"], v["client.version"]),
@@ -465,6 +480,14 @@ def _cross_check(s: Scenario) -> None:
         (p.buffer_memory == 0 or p.buffer_memory >= s.workload.record_size,
          f"producer.buffer.memory={p.buffer_memory} is smaller than one record ({s.workload.record_size} B)"),
     ]
+    levels = {key: value for key, value in s.values if key in LEVEL_KEYS.values() and value != FIELDS[key].default}
+    client = s.client
+    too_old = client.library != "java" or clients.major_minor(client.version) < (3, 8)
+    for key, value in levels.items():
+        checks.append((not too_old, f"{key}={value} needs the Java client ≥ 3.8 (KIP-390), not {client.library} "
+                                    f"{client.version}"))
+    checks.append((dict(s.values)[LEVEL_KEYS["gzip"]] != 0,
+                   f"{LEVEL_KEYS['gzip']}=0 is not allowed: -1 (zlib's default) or 1 … 9"))
     for ok, message in checks:
         if not ok:
             raise ScenarioError(message)

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.random    # (numpy loads it lazily: imported here, not inside the first simulate())
 import simpy
 
-from kafkasim.model import clients
+from kafkasim.model import clients, codec_levels
 from kafkasim.model.accumulator import RecordAccumulator, record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.buffer_pool import BufferPool
@@ -41,12 +41,23 @@ def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def compression_ratio(s: Scenario, codec: str) -> tuple[float, float | None]:
-    """The codec's ratio on a batch's first record, and on the others when they repeat it (payload: repeated)."""
+    """The codec's ratio on a batch's first record, and on the others when they repeat it (payload: repeated), at
+    the producer's level."""
     if codec == "none":
         return 1.0, None
+    level = codec_levels.factors(codec, s.producer.compression_level, s.workload.payload)[1]
     if s.workload.payload == "repeated":
-        return s.hardware[f"compression.{codec}.ratio.random-letters"], s.hardware[f"compression.{codec}.ratio.repeated"]
-    return s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"], None
+        return (level * s.hardware[f"compression.{codec}.ratio.random-letters"],
+                s.hardware[f"compression.{codec}.ratio.repeated"])
+    return level * s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"], None
+
+
+def compress_seconds(s: Scenario, codec: str) -> float:
+    """The producer's CPU per uncompressed byte with its codec, at its level (0 without one)."""
+    if codec == "none":
+        return 0.0
+    level = codec_levels.factors(codec, s.producer.compression_level, s.workload.payload)[0]
+    return level * s.hardware.seconds(f"compression.{codec}.byte_ns")
 
 
 class Cluster:
@@ -143,7 +154,7 @@ def simulate(s: Scenario) -> Result:
         sender = Sender(env, acc, records, cluster.leaders, host, gil,
                         SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                     hw.seconds("sender.record_us"),
-                                    hw.seconds(f"compression.{codec}.byte_ns") if codec != "none" else 0.0,
+                                    compress_seconds(s, codec),
                                     hw.seconds("sender.byte_ns")),
                         p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
                                                                              p.max_in_flight),
@@ -164,7 +175,7 @@ def simulate(s: Scenario) -> Result:
             broker.serve(conn, p.acks)
         costs = WorkerCosts(
             record=hw.seconds("worker.record_us"), byte=hw.seconds("worker.byte_ns"),
-            compress_byte=hw.seconds(f"compression.{codec}.byte_ns") if codec != "none" and not on_sender else 0.0,
+            compress_byte=0.0 if on_sender else compress_seconds(s, codec),
             lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
             contention=hw.seconds("worker.contention_us"),
             metadata_contention=hw.seconds("worker.metadata_contention_us"),

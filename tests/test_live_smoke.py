@@ -195,3 +195,18 @@ def test_host_busy_seconds_leaves_out_idle_and_iowait():
     tick = os.sysconf("SC_CLK_TCK")
     stat = f"cpu  {100 * tick} {10 * tick} {50 * tick} {1000 * tick} {30 * tick} {5 * tick} {5 * tick} 0 0 0\ncpu0 ..."
     assert host_busy_seconds(stat) == pytest.approx(170.0)
+
+
+def test_codec_levels_are_measured_through_the_clients_own_streams(tmp_path):
+    """validation/CodecLevels.java runs against the Kafka client jars and reports a cost and a ratio per level:
+    lz4 at any level but its default 9 is LZ4HC, which costs far more for a slightly smaller batch."""
+    from kafkasim.validation import codec_levels
+
+    text = tmp_path / "text.txt"
+    text.write_text("the quick brown fox jumps over the lazy dog; " * 2000)
+    rows = codec_levels.measure(0.05, text, levels={"lz4": [9, 1], "gzip": [1]})
+    got = {(r["codec"], int(r["level"]), r["payload"]): (float(r["ns_per_byte"]), float(r["ratio"])) for r in rows}
+    assert len(got) == 6
+    fast, hc = got[("lz4", 9, "random-letters")], got[("lz4", 1, "random-letters")]
+    assert hc[0] > 3 * fast[0] and hc[1] <= fast[1]
+    assert 0.5 < got[("gzip", 1, "random-letters")][1] < 0.75 and got[("gzip", 1, "text")][1] < 0.1

@@ -11,7 +11,7 @@ import pytest
 from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
 from kafkasim.model.scenario import load_scenario
 
-from conftest import EXAMPLES, capture, max_in_flight_per_connection, scenario
+from conftest import EXAMPLES, cached, capture, max_in_flight_per_connection, scenario
 
 # Java 2.4, acks=1, no idempotence: the plain producer of most published measurements.
 PLAIN = {"client.version": "2.4", "producer.acks": "1", "topic.partitions": 1}
@@ -477,3 +477,28 @@ def test_batches_a_drain_splits_off_are_paid_by_the_thread_whose_records_they_ho
     assert len(paying.batches) > 2000
     extra_us = paying.result.worker_latency_us - free.result.worker_latency_us
     assert extra_us == pytest.approx(8 * len(paying.batches) / 20000, rel=0.02)
+
+
+# --- compression levels (KIP-390) -----------------------------------------------------------------------------
+
+LEVELS = {"client.version": "4.3", "producer.acks": "1", "producer.enable.idempotence": False,
+          "workload.records": 30000, "producer.batch.size": 65536, "producer.linger.ms": 10, "topic.partitions": 1,
+          "hardware.profile": "generic-server"}
+
+
+@pytest.mark.parametrize("codec, level", [("lz4", 1), ("gzip", 1), ("zstd", 19)])
+def test_a_compression_level_scales_the_codecs_cost_and_ratio_as_measured(codec, level):
+    """Worker-bound, full batches: a level moves the time in send() by (its cost factor − 1) × the profile's cost
+    per byte × the record's bytes, and compression-rate-avg by its ratio factor (model/codec_levels.yaml: lz4 at
+    any level but 9 is LZ4HC, ≈ 9× the cost; gzip 1 ≈ 0.6× for 4 % more bytes; zstd 19 ≈ 800× on random
+    letters)."""
+    from kafkasim.model.codec_levels import factors
+
+    flat = {**LEVELS, "producer.compression.type": codec}
+    default, other = cached(scenario(flat)), cached(scenario({**flat, f"producer.compression.{codec}.level": level}))
+    cost, ratio = factors(codec, level, "random-letters")
+    byte_ns = scenario(flat).hardware[f"compression.{codec}.byte_ns"]
+    moved = (other.worker_latency_us - default.worker_latency_us) * 1000
+    assert moved == pytest.approx((cost - 1) * byte_ns * RECORD, rel=0.1)
+    assert other.metrics["compression-rate-avg"] == pytest.approx(ratio * default.metrics["compression-rate-avg"],
+                                                                  rel=0.01)

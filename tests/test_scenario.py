@@ -169,6 +169,31 @@ def test_java_defaults_by_version(version, linger, acks, idempotence):
     assert (p.batch_size, p.buffer_memory, p.max_in_flight) == (16384, 33554432, 5)
 
 
+@pytest.mark.parametrize("flat, words", [
+    ({"client.version": "3.7", "producer.compression.type": "zstd", "producer.compression.zstd.level": 9},
+     ["producer.compression.zstd.level=9", "Java client ≥ 3.8", "java 3.7"]),
+    ({"client.library": "kafka-python", "client.version": "3.0", "producer.compression.gzip.level": 1},
+     ["producer.compression.gzip.level=1", "kafka-python"]),
+    ({"client.version": "4.3", "producer.compression.gzip.level": 0}, ["gzip.level=0", "-1 (zlib's default) or 1"]),
+])
+def test_compression_levels_need_a_client_that_has_them(flat, words):
+    message = error_of(flat)
+    for word in words:
+        assert word in message
+
+
+def test_compression_levels_reach_the_client_only_when_set():
+    """At their defaults the level properties stay out of what a client is given (older clients and kafka-python
+    do not know them); the level of the codec in use is the producer's compression_level."""
+    default = from_flat({"client.version": "4.3", "producer.compression.type": "zstd"})
+    assert default.producer.compression_level == 3
+    assert not any(k.endswith(".level") for k in default.producer_properties())
+    set_ = from_flat({"client.version": "3.8", "producer.compression.type": "lz4", "producer.compression.lz4.level": 1})
+    assert set_.producer.compression_level == 1
+    assert set_.producer_properties()["compression.lz4.level"] == "1"
+    assert from_flat({"client.version": "4.3"}).producer.compression_level == 0       # none has no level
+
+
 def test_kafka_python_defaults():
     s = from_flat({"client.library": "kafka-python", "client.version": "3.0"})
     p = s.producer

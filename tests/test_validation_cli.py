@@ -1,5 +1,6 @@
 """kafkasim measure / cluster: bad input gives one line and status 2 before anything starts; the matrix and the
 run store behave (no broker needed here; tests/test_live_smoke.py runs the real thing)."""
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,32 @@ def test_run_queue_wait_from_schedstat(tmp_path):
     (tmp_path / "schedstat").write_text("81234567 4500000000 120\n")     # run ns, run-queue wait ns, slices
     assert run_queue_seconds(tmp_path / "schedstat") == 4.5
     assert run_queue_seconds(tmp_path / "missing") == 0.0
+
+
+def test_the_codec_level_table_agrees_with_the_producers_threads():
+    """model/codec_levels.yaml (the codec streams alone) against validation/data/local-levels.jsonl (perf-test at
+    each level, the same machine and day): what a level adds to the worker's and the Sender's CPU per record of
+    1 KiB is what the table says, within 30 % (or 1 ns a byte, for levels that change little). Measure both again
+    together on a new machine."""
+    import statistics
+
+    import yaml
+
+    table = yaml.safe_load((ROOT / "model" / "codec_levels.yaml").read_text())
+    runs = [json.loads(line) for line in (ROOT / "validation/data/local-levels.jsonl").read_text().splitlines()]
+
+    def ns_per_byte(config_id):
+        threads = [r["environment"]["cpu_during_run"]["client_threads"] for r in runs if r["config_id"] == config_id]
+        return statistics.median(t["worker"] + t["sender"] for t in threads) / 100_000 / 1024 * 1e9
+
+    checked = 0
+    for config_id in {r["config_id"] for r in runs}:
+        codec, _, level = config_id.partition("-")
+        if not level:
+            continue
+        levels = table[codec]["levels"]
+        expected = levels[int(level)]["random-letters"][0] - levels[table[codec]["default"]]["random-letters"][0]
+        measured = ns_per_byte(config_id) - ns_per_byte(codec)
+        assert abs(measured - expected) <= 0.3 * abs(expected) + 1.0, (config_id, measured, expected)
+        checked += 1
+    assert checked == 7

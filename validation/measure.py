@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
 from kafkasim.validation import admin, environment, perftest, runners
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
@@ -26,7 +27,7 @@ MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
             "network.")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
-LATER_DEFAULTS = {"cluster.offline_brokers": 0}
+LATER_DEFAULTS = {"cluster.offline_brokers": 0, **{key: FIELDS[key].default for key in LEVEL_KEYS.values()}}
 STDERR_TAIL = 100  # lines of a client's stderr kept per run (a failing broker can print thousands)
 
 

@@ -1,0 +1,94 @@
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.utils.ByteBufferOutputStream;
+
+/**
+ * kafkasim: what each compression level of the Java producer costs and saves (python -m kafkasim.validation.codec_levels
+ * runs it). Batches are built the way the producer builds them: the record bytes are written through the codec's
+ * own stream (Compression.wrapForOutput, as MemoryRecordsBuilder does) until the batch holds batch.size bytes, and
+ * the stream is closed. The thread's CPU time per uncompressed byte and the compressed/uncompressed size are
+ * printed per codec, level and payload, after a warm-up that lets the JIT compile the Java half of each codec.
+ *
+ * Arguments: record size, batch size, seconds per level, text sample file, then codec:level ... (codec: gzip, lz4,
+ * zstd). Output: one CSV line per codec, level and payload (random-letters, text).
+ */
+public class CodecLevels {
+    static final byte MAGIC_V2 = 2;
+
+    public static void main(String[] args) throws Exception {
+        int recordSize = Integer.parseInt(args[0]);
+        int batchSize = Integer.parseInt(args[1]);
+        double seconds = Double.parseDouble(args[2]);
+        byte[] text = Files.readAllBytes(Path.of(args[3]));
+        ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
+        System.out.println("codec,level,payload,ns_per_byte,ratio");
+        for (int i = 4; i < args.length; i++) {
+            String[] spec = args[i].split(":");
+            Compression compression = build(spec[0], Integer.parseInt(spec[1]));
+            for (String payload : new String[] {"random-letters", "text"}) {
+                Records records = new Records(payload, text, recordSize);
+                measure(compression, records, batchSize, seconds / 3, cpu);     // warm-up, discarded
+                double[] result = measure(compression, records, batchSize, seconds, cpu);
+                System.out.printf("%s,%s,%s,%.3f,%.4f%n", spec[0], spec[1], payload, result[0], result[1]);
+            }
+        }
+    }
+
+    static Compression build(String codec, int level) {
+        switch (codec) {
+            case "gzip": return Compression.gzip().level(level).build();
+            case "lz4": return Compression.lz4().level(level).build();
+            case "zstd": return Compression.zstd().level(level).build();
+            default: throw new IllegalArgumentException("codec " + codec + ": allowed gzip, lz4, zstd");
+        }
+    }
+
+    /** Batches for `seconds` of CPU: {ns of CPU per uncompressed byte, compressed / uncompressed}. */
+    static double[] measure(Compression compression, Records records, int batchSize, double seconds, ThreadMXBean cpu)
+            throws Exception {
+        long start = cpu.getCurrentThreadCpuTime(), used = 0, in = 0, out = 0;
+        while (used < seconds * 1e9) {
+            ByteBufferOutputStream buffer = new ByteBufferOutputStream(batchSize);
+            OutputStream stream = compression.wrapForOutput(buffer, MAGIC_V2);
+            for (int written = 0; written < batchSize; written += records.size) {
+                stream.write(records.next());
+            }
+            stream.close();
+            in += batchSize;
+            out += buffer.position();
+            used = cpu.getCurrentThreadCpuTime() - start;
+        }
+        return new double[] {(double) used / in, (double) out / in};
+    }
+
+    /** Record values as perf-test makes them (random capital letters, new for every record) or slices of a text. */
+    static final class Records {
+        final int size;
+        final byte[][] values = new byte[4096][];
+        int next;
+
+        Records(String payload, byte[] text, int size) {
+            this.size = size;
+            Random random = new Random(1);
+            for (int i = 0; i < values.length; i++) {
+                values[i] = new byte[size];
+                for (int j = 0; j < size; j++) {
+                    values[i][j] = payload.equals("text") ? text[(i * size + j) % text.length]
+                                                          : (byte) ('A' + random.nextInt(26));
+                }
+            }
+        }
+
+        byte[] next() {
+            next = (next + 1) % values.length;
+            return values[next];
+        }
+    }
+}

@@ -1,0 +1,78 @@
+"""`python -m kafkasim.validation.codec_levels`: what each compression level of the Java producer costs and saves.
+
+Runs validation/CodecLevels.java with the Kafka client's own jars (the codec streams the producer writes its batches
+through), 64 KiB batches of 1 KiB records, random letters (perf-test's payload) and a text sample, every level of
+gzip, lz4 and zstd, and writes the table the model takes its level factors from (model/codec_levels.yaml): CPU
+nanoseconds per uncompressed byte and compressed/uncompressed size, per codec, level and payload. Takes ≈ 3 min
+with the default 0.6 s per level (zstd's top levels are slow).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import platform
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import yaml
+
+from kafkasim.validation import environment
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka, java_command
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path(__file__).resolve().parent / "CodecLevels.java"
+TABLE = ROOT / "model" / "codec_levels.yaml"
+# Kafka's ranges (KIP-390); zstd's negative levels go down to −131072, measured at a few of them.
+LEVELS = {"gzip": [-1, *range(1, 10)], "lz4": list(range(1, 18)), "zstd": [-50, -5, -1, *range(1, 23)]}
+DEFAULTS = {"gzip": -1, "lz4": 9, "zstd": 3}
+
+
+def measure(seconds: float, text: Path, record_size: int = 1024, batch_size: int = 65536,
+            levels: dict[str, list[int]] = LEVELS) -> list[dict]:
+    lib = ensure_kafka()
+    specs = [f"{codec}:{level}" for codec, some in levels.items() for level in some]
+    cmd = java_command(lib, str(SOURCE), [str(record_size), str(batch_size), str(seconds), str(text), *specs],
+                       heap="256m")
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def table(rows: list[dict], seconds: float, text: Path) -> dict:
+    out = {
+        "source": f"python -m kafkasim.validation.codec_levels ({date.today().isoformat()}, "
+                  f"{environment.snapshot().get('cpu_model') or platform.processor()}, Kafka {KAFKA_VERSION} clients, "
+                  f"{seconds:g} s of CPU per level and payload, 64 KiB batches of 1 KiB records; text: {text.name})",
+    }
+    for codec, default in DEFAULTS.items():
+        levels: dict[int, dict] = {}
+        for row in rows:
+            if row["codec"] == codec:
+                levels.setdefault(int(row["level"]), {})[row["payload"]] = [float(row["ns_per_byte"]),
+                                                                           float(row["ratio"])]
+        out[codec] = {"default": default, "levels": levels}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafkasim.validation.codec_levels", description=__doc__)
+    parser.add_argument("--seconds", type=float, default=0.6, help="CPU seconds measured per level and payload")
+    parser.add_argument("--text", type=Path, default=ROOT / "README.md", help="the text payload's sample")
+    parser.add_argument("--out", type=Path, default=TABLE)
+    args = parser.parse_args(argv)
+    print(f"kafkasim: measuring {sum(map(len, LEVELS.values()))} levels × 2 payloads "
+          f"({args.seconds:g} s each, after a warm-up)...", file=sys.stderr, flush=True)
+    rows = measure(args.seconds, args.text)
+    args.out.write_text("# What each compression level costs and saves, measured; the model's level factors come "
+                        "from here\n# (model/codec_levels.py). level: {payload: [CPU ns per uncompressed byte, "
+                        "compressed / uncompressed]}\n" + yaml.safe_dump(table(rows, args.seconds, args.text),
+                                                                         sort_keys=False, width=120,
+                                                                         default_flow_style=None))
+    print(f"kafkasim: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
