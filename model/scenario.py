@@ -48,12 +48,14 @@ FIELDS: dict[str, Field] = {
     "producer.compression.type": Field(("none", "gzip", "snappy", "lz4", "zstd"), None,
                                        "Codec for whole batches."),
     # KIP-390 (Java ≥ 3.8): the codec's level. Each default is what every client used before.
-    "producer.compression.gzip.level": Field(int, -1, "gzip level: 1 (fastest) … 9 (smallest); -1 is zlib's "
-                                             "default, 6.", -1, 9),
-    "producer.compression.lz4.level": Field(int, 9, "lz4 level: 9, the default, uses lz4's fast compressor; any "
-                                            "other, 1 … 17, its high-compression one (LZ4HC) at that level.", 1, 17),
-    "producer.compression.zstd.level": Field(int, 3, "zstd level: 1 … 22, higher compresses smaller and slower "
-                                             "(negative levels faster still); 3 is zstd's default.", -131072, 22),
+    "producer.compression.gzip.level": Field(int, -1, "gzip level (Java ≥ 3.8): 1 (fastest) … 9 (smallest); "
+                                             "-1 is zlib's default, 6.", -1, 9),
+    "producer.compression.lz4.level": Field(int, 9, "lz4 level (Java ≥ 3.8): 9, the default, uses lz4's fast "
+                                            "compressor; any other, 1 … 17, its high-compression one (LZ4HC).",
+                                            1, 17),
+    "producer.compression.zstd.level": Field(int, 3, "zstd level (Java ≥ 3.8): 1 … 22, higher compresses smaller "
+                                             "and slower (negative levels faster still); 3 is zstd's default.",
+                                             -131072, 22),
     "producer.max.in.flight.requests.per.connection": Field(int, None, "Unacknowledged requests per broker "
                                                             "connection before the sender stops sending.", 1, 1000),
     "producer.buffer.memory": Field(int, None, "Bytes the producer may hold for records waiting to be sent and "
