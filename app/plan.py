@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
 from kafkasim.app.sweep import Progress, parse_values, run_scenarios
+from kafkasim.model import codec_levels
 from kafkasim.model.scenario import Scenario, ScenarioError, check_value, from_flat, parse_overrides
 
 MBIT = 1e6 / 8
@@ -129,6 +130,7 @@ class Bounds:
     def __init__(self, base: Scenario, req: Request):
         f = base.flat()
         self.hw = {k[len("hardware."):]: v for k, v in f.items() if k.startswith("hardware.")}
+        self.base = base
         self.req = req
         self.size = float(req.record_size)
         self.acks = req.acks
@@ -144,7 +146,8 @@ class Bounds:
         return self.hw[key] * 1e-6
 
     def ratio(self, codec: str) -> float:
-        return 1.0 if codec == "none" else self.hw[f"compression.{codec}.ratio.{self.req.payload}"]
+        return 1.0 if codec == "none" else \
+            self.hw[f"compression.{codec}.ratio.{self.req.payload}"] * codec_levels.of(self.base, codec)[1]
 
     def wire(self, st: Settings) -> float:
         return self.size * self.ratio(st.compression)
@@ -163,7 +166,8 @@ class Bounds:
         t = (h["worker.record_us"] + h["worker.app_us"] + h["worker.lock_us"]
              + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
         if st.compression != "none":
-            t += h[f"compression.{st.compression}.byte_ns"] * 1e-9 * self.size   # Java compresses in send()
+            t += (h[f"compression.{st.compression}.byte_ns"] * codec_levels.of(self.base, st.compression)[0]
+                  * 1e-9 * self.size)                                              # Java compresses in send()
         return t + h["worker.batch_us"] * 1e-6 / self.per_batch(st)          # the batches it starts
 
     def client(self, producers: int, threads: int, st: Settings) -> dict[str, float]:

@@ -13,12 +13,20 @@ from pathlib import Path
 
 import yaml
 
+from kafkasim.model.scenario import LEVEL_KEYS
+
 TABLE = Path(__file__).resolve().parent / "codec_levels.yaml"
 
 
 @cache
 def _table() -> dict:
     return yaml.safe_load(TABLE.read_text())
+
+
+def of(s, codec: str) -> tuple[float, float]:
+    """The factors for `codec` at the level scenario `s` sets for it (1, 1 at the default or without a level)."""
+    key = LEVEL_KEYS.get(codec)
+    return (1.0, 1.0) if key is None else factors(codec, s.flat()[key], s.workload.payload)
 
 
 def factors(codec: str, level: int, payload: str) -> tuple[float, float]:

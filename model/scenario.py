@@ -162,7 +162,6 @@ class Producer:
     batch_size: int
     linger_ms: float
     compression_type: str
-    compression_level: int        # the level of compression_type (0 for none and snappy, which have none)
     max_in_flight: int
     buffer_memory: int            # 0 = unbounded (kafka-python ≥ 2.1.5)
     max_block_ms: float
@@ -404,12 +403,10 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
 
 
 def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
-    def section(cls: type, prefix: str, names: dict[str, str] | None = None, given: dict | None = None) -> Any:
+    def section(cls: type, prefix: str, names: dict[str, str] | None = None) -> Any:
         names = names or {}
-        kwargs = dict(given or {})
+        kwargs = {}
         for f in dataclasses.fields(cls):
-            if f.name in kwargs:
-                continue
             kafka = names.get(f.name, f.name.replace("_", "."))
             key = f"{prefix}.{kafka}"
             kwargs[f.name] = v[key] if key in v else v[f"{prefix}.{f.name}"]
@@ -420,7 +417,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         "adaptive_partitioning": "partitioner.adaptive.partitioning.enable",
         "availability_timeout_ms": "partitioner.availability.timeout.ms",
         "ignore_keys": "partitioner.ignore.keys",
-    }, given={"compression_level": v.get(LEVEL_KEYS.get(v["producer.compression.type"], ""), 0)})
+    })
     return Scenario(
         name=v["name"], description=v["description"], seed=v["seed"],
         client=Client(v["client.library"], v["client.version"]),

@@ -45,7 +45,7 @@ def compression_ratio(s: Scenario, codec: str) -> tuple[float, float | None]:
     the producer's level."""
     if codec == "none":
         return 1.0, None
-    level = codec_levels.factors(codec, s.producer.compression_level, s.workload.payload)[1]
+    level = codec_levels.of(s, codec)[1]
     if s.workload.payload == "repeated":
         return (level * s.hardware[f"compression.{codec}.ratio.random-letters"],
                 s.hardware[f"compression.{codec}.ratio.repeated"])
@@ -56,8 +56,7 @@ def compress_seconds(s: Scenario, codec: str) -> float:
     """The producer's CPU per uncompressed byte with its codec, at its level (0 without one)."""
     if codec == "none":
         return 0.0
-    level = codec_levels.factors(codec, s.producer.compression_level, s.workload.payload)[0]
-    return level * s.hardware.seconds(f"compression.{codec}.byte_ns")
+    return codec_levels.of(s, codec)[0] * s.hardware.seconds(f"compression.{codec}.byte_ns")
 
 
 class Cluster:

@@ -103,3 +103,17 @@ def test_the_small_case_needs_more_than_one_broker_and_producer(planned):
     """The grid test above means something only if the plan had to grow past the smallest shape on both sides."""
     _, plan = planned
     assert plan.best.shape.brokers == 2 and plan.best.shape.producers == 2
+
+
+def test_the_bounds_take_the_compression_level_the_search_is_run_with():
+    """--set producer.compression.gzip.level=1: a send() costs what the model charges for gzip at level 1 (cheaper
+    than at the default), and the batches are as big on the wire; a bound from the default level would prune
+    plans the model passes."""
+    def bounds(**overrides):
+        request = pl.Request(**{**REQUEST, "overrides": {**SLOW, **overrides}})
+        return pl.Bounds(pl.Planner(request, SPACE).base, request)
+
+    gzip = pl.Settings(batch_size=65536, linger_ms=5.0, compression="gzip", max_in_flight=5)
+    default, fast = bounds(), bounds(**{"producer.compression.gzip.level": 1})
+    assert fast.send_seconds(gzip) < default.send_seconds(gzip)
+    assert fast.wire(gzip) > default.wire(gzip)
