@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafkasim.calibration.fit import MAX_SIGMA
+from kafkasim.calibration.profile import machine
 from kafkasim.model.hardware import load_profile
 from kafkasim.model.scenario import Scenario
 from kafkasim.model.simulate import simulate
@@ -27,9 +28,13 @@ def held_out_line(scenario: Scenario) -> str | None:
     if not checked:
         return None
     session = f", another session's {100 * checked['another_session']:.1f} %" if "another_session" in checked else ""
+    # The figures hold for the machine the profile was fitted on; a profile of "this machine" may meet another.
+    fitted_on = (provenance[scenario.client.library].get("machine") or {}).get("cpu")
+    here = machine()["cpu"]
+    elsewhere = f"; fitted on {fitted_on}, not on this machine's {here}" if fitted_on and fitted_on != here else ""
     return (f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "
             f"median {100 * checked['throughput_mdape']:.1f} % off (repeats {100 * checked['noise_floor']:.1f} % "
-            f"apart{session}; {checked['report']})")
+            f"apart{session}; {checked['report']}{elsewhere})")
 
 
 def band(scenario: Scenario, point: dict | None = None, draws: int = 8, level: float = 0.9,

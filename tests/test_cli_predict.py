@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from kafkasim.app import cli
+from kafkasim.calibration.profile import machine
 
 from conftest import ROOT
 
@@ -161,6 +162,13 @@ def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, 
     line = out.splitlines()[-1]
     assert line.startswith(f"profile {path} on 20 held-out configurations: throughput a median 7.1 % off")
     assert "repeats 2.9 % apart, another session's 6.5 %" in line and "local-quiet-java.md" in line
+    assert "fitted on" not in line                      # (no machine recorded)
+    # fitted on another CPU than this one: the line says so
+    profile["provenance"]["java"]["machine"] = {"cpu": "Some Other CPU @ 1 GHz", "cores": 2}
+    path.write_text(yaml.safe_dump(profile))
+    code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", f"hardware.profile={path}")
+    assert out.splitlines()[-1].endswith(f"local-quiet-java.md; fitted on Some Other CPU @ 1 GHz, not on this "
+                                         f"machine's {machine()['cpu']})")
     # kafka-python was not validated in this profile: nothing is claimed for it
     code, out, _ = predict(capsys, tmp_scenario(SCENARIO.replace("library: java, version: \"2.4\"",
                                                                  "library: kafka-python, version: \"3.0\"")),
