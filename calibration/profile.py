@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 from pathlib import Path
 
@@ -9,22 +10,14 @@ import yaml
 
 from kafkasim.calibration.fit import Fit
 from kafkasim.model.hardware import load_profile
+from kafkasim.validation.environment import cpu_model
 
 # Parameters that belong to the client library (its `clients:` section) rather than to the machine.
 CLIENT_PREFIXES = ("worker.", "sender.", "compression.")
 
 
 def machine() -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import os
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release()}
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release()}
 
 
 def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import platform
 import subprocess
 import sys
 from datetime import date
@@ -43,7 +42,7 @@ def measure(seconds: float, text: Path, record_size: int = 1024, batch_size: int
 def table(rows: list[dict], seconds: float, text: Path) -> dict:
     out = {
         "source": f"python -m kafkasim.validation.codec_levels ({date.today().isoformat()}, "
-                  f"{environment.snapshot().get('cpu_model') or platform.processor()}, Kafka {KAFKA_VERSION} clients, "
+                  f"{environment.cpu_model()}, Kafka {KAFKA_VERSION} clients, "
                   f"{seconds:g} s of CPU per level and payload, 64 KiB batches of 1 KiB records; text: {text.name})",
     }
     for codec, default in DEFAULTS.items():

@@ -11,7 +11,7 @@ from pathlib import Path
 from kafkasim.validation.kafka_dist import KAFKA_VERSION
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
@@ -42,7 +42,7 @@ def _memory_gib() -> float | None:
 
 @functools.cache
 def machine() -> dict:
-    return {"cpu_model": _cpu_model(), "cores": os.cpu_count(), "memory_gib": _memory_gib(),
+    return {"cpu_model": cpu_model(), "cores": os.cpu_count(), "memory_gib": _memory_gib(),
             "kernel": platform.release(), "os": platform.platform(), "python": platform.python_version(),
             "java": java_version(), "kafka_tools_version": KAFKA_VERSION}
 
