@@ -138,3 +138,26 @@ def test_the_codec_level_table_agrees_with_the_producers_threads():
         assert abs(measured - expected) <= 0.3 * abs(expected) + 1.0, (config_id, measured, expected)
         checked += 1
     assert checked == 7
+
+
+def test_validate_checks_a_profile_as_it_is(tmp_path, capsys):
+    """`kafkasim validate RUNS --no-fit`: no fit, every configuration held out, the report says which profile on
+    which machine, and no profile is written."""
+    code = cli.main(["validate", str(ROOT / "validation/data/local-offline.jsonl"), "--no-fit",
+                     "--base-profile", "local-2core", "--out-dir", str(tmp_path), "--max-records", "3000",
+                     "--jobs", "1"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "profile: local-2core" in out and "held-out throughput error" in out
+    report = (tmp_path / "local-offline-java.md").read_text()
+    assert "Profile `local-2core` as it is (fitted on Intel(R) Xeon(R) Processor @ 2.50GHz)" in report
+    assert "checked on all 4 configurations" in report and "Fitted parameters" not in report
+    assert report.count("| held-out |") == 4
+    assert not list(tmp_path.glob("*.yaml"))
+
+
+def test_validate_without_runs_of_the_client_is_one_line(tmp_path, capsys):
+    code, err = run_cli(capsys, "validate", str(ROOT / "validation/data/local-offline.jsonl"), "--no-fit",
+                        "--client", "kafka-python", "--out-dir", str(tmp_path))
+    assert code == 2 and err == ["kafkasim: error: no kafka-python runs in "
+                                 f"{ROOT / 'validation/data/local-offline.jsonl'}"]

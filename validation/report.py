@@ -12,8 +12,9 @@ from typing import Callable, TextIO
 import numpy as np
 
 from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
-from kafkasim.calibration.profile import profile_from_fit, write_profile
+from kafkasim.calibration.profile import machine, profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
+from kafkasim.model.hardware import load_profile
 
 # The factors the matrix varies, as (label, scenario key, how to show a value).
 FACTORS = [
@@ -220,16 +221,22 @@ def _save(fig, out_dir: Path, name: str, title: str) -> str:
     return name
 
 
-def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], images: list[str],
-             again: dict | None = None, again_runs: str | None = None) -> str:
+def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list[Row], images: list[str],
+             again: dict | None = None, again_runs: str | None = None, client: str = "java",
+             profile: str = "") -> str:
+    """The report; `fitted` None: a profile checked as it is (`kafkasim validate --no-fit`), every run held out."""
     s, again = summary, again or {}
     again_rate = again.get("remeasured_rate", {})
+    how = (f"Fitted on {s['calibration_configs']} calibration configurations ({fitted.evaluations} model evaluations, "
+           f"{fitted.seconds:.0f} s), checked on {s['held_out_configs']} held-out configurations. Regenerate with "
+           f"`kafkasim validate`." if fitted else
+           f"Profile `{profile}` as it is (fitted on {_fitted_on(profile, client)}), not fitted to these runs: "
+           f"checked on all {s['held_out_configs']} configurations (this machine: {machine()['cpu']}). "
+           f"Regenerate with `kafkasim validate {runs} --client {client} --no-fit --base-profile {profile}`.")
     lines = [
         f"# Fidelity report: {stem}",
         "",
-        f"Run store `{runs}`, client {fitted.library}. Fitted on {s['calibration_configs']} calibration "
-        f"configurations ({fitted.evaluations} model evaluations, {fitted.seconds:.0f} s), checked on "
-        f"{s['held_out_configs']} held-out configurations. Regenerate with `kafkasim validate`.",
+        f"Run store `{runs}`, client {client}. {how}",
         "",
         "| figure | value |",
         "|---|---|",
@@ -253,14 +260,12 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
         f"{', '.join(f'{lo}–{hi}' for lo, hi in s['throttled_p99_run_ratios']) or '—'} |",
         *([f"| Sender thread's CPU-seconds, median predicted / measured (all configs) | "
             f"{s['sender_cpu_ratio_median']:.2f} |"] if not math.isnan(s["sender_cpu_ratio_median"]) else []),
-        "",
-        "Fitted parameters (× / ÷ is one standard deviation):",
-        "",
-        "| parameter | value | × / ÷ |",
-        "|---|---|---|",
     ]
-    lines += [f"| {k} | {v:.4g} | {math.exp(fitted.sigma_log[k]):.2f} |" for k, v in fitted.values.items()]
-    lines += [f"| {k} (measured directly) | {v:.3g} | |" for k, v in fitted.fixed.items()]
+    if fitted:
+        lines += ["", "Fitted parameters (× / ÷ is one standard deviation):", "",
+                  "| parameter | value | × / ÷ |", "|---|---|---|"]
+        lines += [f"| {k} | {v:.4g} | {math.exp(fitted.sigma_log[k]):.2f} |" for k, v in fitted.values.items()]
+        lines += [f"| {k} (measured directly) | {v:.3g} | |" for k, v in fitted.fixed.items()]
     lines += ["", "Other load is the CPU other processes took during the runs (median, cores; – where not recorded): "
               "predictions include it when it is at least " + f"{QUIET_CORES} cores.",
               "", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 "
@@ -280,35 +285,51 @@ def markdown(stem: str, runs: str, fitted: Fit, summary: dict, rows: list[Row], 
 
 def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
              profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=sys.stderr,
-             jobs: int | None = None, remeasured_runs: str | None = None) -> dict:
+             jobs: int | None = None, remeasured_runs: str | None = None, fit_first: bool = True) -> dict:
+    """Fit `base_profile` on the calibration runs and check it on the held-out ones; or, without `fit_first`,
+    check `base_profile` as it is on every run."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     observations = load_observations(runs, library=client)
+    if not observations:
+        raise ValueError(f"no {client} runs in {runs}")
     again_obs = load_observations(remeasured_runs, library=client) if remeasured_runs else []
-    roles = roles_from_matrix(matrix)
-    calibration = [o for o in observations if role_of(o, roles) == "calibration"]
-    if not calibration:
-        raise ValueError(f"no calibration configurations for {client} in {runs}")
-    fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
-                 progress=progress, jobs=jobs)
+    roles = roles_from_matrix(matrix) if fit_first else {}
     stem = f"{Path(runs).stem}-{client}"
-    profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
-    name = profile_path.stem
-    fitted_profile = profile_from_fit(fitted, name, str(runs), [o.config_id for o in calibration])
-    write_profile(fitted_profile, profile_path)
-    preds = predict_all(observations, str(profile_path), max_records, progress, jobs)
-    rows = [Row(o, role_of(o, roles), p) for o, p in zip(observations, preds)]
+    report = out_dir / f"{stem}.md"
+    if fit_first:
+        calibration = [o for o in observations if role_of(o, roles) == "calibration"]
+        if not calibration:
+            raise ValueError(f"no calibration configurations for {client} in {runs}")
+        fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
+                     progress=progress, jobs=jobs)
+        profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
+        fitted_profile = profile_from_fit(fitted, profile_path.stem, str(runs), [o.config_id for o in calibration])
+        write_profile(fitted_profile, profile_path)
+        checked = str(profile_path)
+    else:
+        fitted, checked = None, base_profile
+    preds = predict_all(observations, checked, max_records, progress, jobs)
+    rows = [Row(o, role_of(o, roles) if fit_first else "held-out", p) for o, p in zip(observations, preds)]
     summary = summarise(rows)
     again = remeasured(rows, again_obs)
-    # The profile carries how it did, so that `kafkasim predict` can say how far to trust it.
-    report = out_dir / f"{stem}.md"
-    fitted_profile["provenance"][client]["held_out"] = {
-        "configs": summary["held_out_configs"], "report": str(report),
-        "throughput_mdape": round(summary["throughput_mdape"], 4),
-        "noise_floor": round(summary["noise_floor_mdape"], 4),
-        **({"another_session": round(again["session_noise_mdape"], 4)} if again else {})}
-    write_profile(fitted_profile, profile_path)
+    if fitted:
+        # The profile carries how it did, so that `kafkasim predict` can say how far to trust it.
+        fitted_profile["provenance"][client]["held_out"] = {
+            "configs": summary["held_out_configs"], "report": str(report),
+            "throughput_mdape": round(summary["throughput_mdape"], 4),
+            "noise_floor": round(summary["noise_floor_mdape"], 4),
+            **({"another_session": round(again["session_noise_mdape"], 4)} if again else {})}
+        write_profile(fitted_profile, profile_path)
     images = plots(rows, out_dir, stem)
-    report.write_text(markdown(stem, str(runs), fitted, summary, rows, images, again, remeasured_runs))
-    return {"report": str(report), "profile": str(profile_path), **summary,
+    report.write_text(markdown(stem, str(runs), fitted, summary, rows, images, again, remeasured_runs, client,
+                               base_profile))
+    return {"report": str(report), "profile": checked, **summary,
             **{k: v for k, v in again.items() if k != "remeasured_rate"}}
+
+
+def _fitted_on(profile: str, client: str) -> str:
+    """The CPU a profile's client section was fitted on, as its provenance records it."""
+    provenance = load_profile(profile).get("provenance")
+    entry = provenance.get(client) if isinstance(provenance, dict) else None
+    return ((entry or {}).get("machine") or {}).get("cpu") or "an unrecorded machine"
