@@ -111,9 +111,15 @@ def test_a_broker_down_for_the_measurement(tmp_path):
     store = RunStore(tmp_path / "runs.jsonl")
     pool = ClusterPool(tmp_path / "pool", base_port=_free_base_port(3), say=lambda text: None)
     config = Config(scenario, "java")
+    said = []
     try:
         target = pool.target(3, network_of(config.load()))
-        Measurer(store, repeat=1, warmup_records=0).measure(config, target)
+        measurer = Measurer(store, repeat=1, warmup_records=0)
+        measurer.say = said.append
+        measurer.measure(config, target)
+        [led] = [line.split("led now: ")[1] for line in said if "partitions led now" in line]
+        counts = dict(part.rsplit(" ", 1) for part in led.split(", "))       # {"node 1": "3", …}
+        assert set(counts) <= {"node 1", "node 2"} and sum(map(int, counts.values())) == 6, led
         [run] = store.records()
         assert run["ok"], run["error"]
         assert run["delivery_errors"] == 0 and run["target"]["offline_brokers"] == 1

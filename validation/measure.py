@@ -5,6 +5,7 @@ that shapes the measurement, so a rerun into the same file skips the repeats alr
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import statistics
@@ -141,10 +142,12 @@ class Measurer:
         self.say(f"{what}: stopping node {', '.join(map(str, sorted(ids)))} (cluster.offline_brokers)")
         for i in nodes:
             target.nodes.stop_node(i)
-        admin.wait_for_topic(self.lib, target.admin_bootstrap, topic,
-                             lambda parts: all(p["leader"] is not None and p["leader"] not in ids
-                                               and not ids & set(p["isr"]) for p in parts),
-                             f"moving every leader and ISR off node {sorted(ids)}", prefix=target.admin_prefix)
+        parts = admin.wait_for_topic(self.lib, target.admin_bootstrap, topic,
+                                     lambda parts: all(p["leader"] is not None and p["leader"] not in ids
+                                                       and not ids & set(p["isr"]) for p in parts),
+                                     f"moving every leader and ISR off node {sorted(ids)}", prefix=target.admin_prefix)
+        leaders = collections.Counter(p["leader"] for p in parts)
+        self.say(f"{what}: partitions led now: " + ", ".join(f"node {n} {leaders[n]}" for n in sorted(leaders)))
 
     def _bring_back(self, target: Target, topic: str, nodes: list[int], what: str) -> None:
         self.say(f"{what}: starting node {', '.join(str(i + 1) for i in nodes)} again")
