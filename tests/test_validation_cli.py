@@ -150,7 +150,7 @@ def test_validate_checks_a_profile_as_it_is(tmp_path, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "profile: local-2core" in out and "held-out throughput error" in out
-    report = (tmp_path / "local-offline-java.md").read_text()
+    report = (tmp_path / "local-offline-java-local-2core.md").read_text()
     fitted_on = load_profile("local-2core")["provenance"]["java"]["machine"]["cpu"]
     assert f"Profile `local-2core` as it is (fitted on {fitted_on})" in report
     assert "checked on all 4 configurations" in report and "Fitted parameters" not in report

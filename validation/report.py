@@ -295,7 +295,8 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
         raise ValueError(f"no {client} runs in {runs}")
     again_obs = load_observations(remeasured_runs, library=client) if remeasured_runs else []
     roles = roles_from_matrix(matrix) if fit_first else {}
-    stem = f"{Path(runs).stem}-{client}"
+    # (a profile checked as it is: the report is about that profile, beside any fit of these runs)
+    stem = f"{Path(runs).stem}-{client}" + ("" if fit_first else f"-{Path(base_profile).stem}")
     report = out_dir / f"{stem}.md"
     if fit_first:
         calibration = [o for o in observations if role_of(o, roles) == "calibration"]
