@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafkasim.calibration.fit import MAX_SIGMA
-from kafkasim.calibration.profile import machine
+from kafkasim.calibration.profile import fit_record, machine
 from kafkasim.model.hardware import load_profile
 from kafkasim.model.scenario import Scenario
 from kafkasim.model.simulate import simulate
@@ -22,14 +22,13 @@ def uncertainty(scenario: Scenario) -> dict[str, float]:
 def held_out_line(scenario: Scenario) -> str | None:
     """How the scenario's profile did on held-out runs for its client, as a line to show under a prediction
     (`kafkasim validate` records it in the profile), or None."""
-    provenance = load_profile(scenario.hardware.profile).get("provenance")
-    # (a hand-derived profile's provenance is a sentence, not a record per client)
-    checked = (provenance.get(scenario.client.library) or {}).get("held_out") if isinstance(provenance, dict) else None
+    record = fit_record(scenario.hardware.profile, scenario.client.library)
+    checked = record.get("held_out")
     if not checked:
         return None
     session = f", another session's {100 * checked['another_session']:.1f} %" if "another_session" in checked else ""
     # The figures hold for the machine the profile was fitted on; a profile of "this machine" may meet another.
-    fitted_on = (provenance[scenario.client.library].get("machine") or {}).get("cpu")
+    fitted_on = (record.get("machine") or {}).get("cpu")
     here = machine()["cpu"]
     elsewhere = f"; fitted on {fitted_on}, not on this machine's {here}" if fitted_on and fitted_on != here else ""
     return (f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "

@@ -20,6 +20,13 @@ def machine() -> dict:
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release()}
 
 
+def fit_record(profile: str, library: str) -> dict:
+    """What a fit recorded in a profile for one client library (its runs, machine, held-out figures); {} where
+    nothing was fitted, as in a hand-derived profile, whose provenance is a sentence."""
+    provenance = load_profile(profile).get("provenance")
+    return (provenance.get(library) or {}) if isinstance(provenance, dict) else {}
+
+
 def profile_from_fit(fit: Fit, name: str, runs: str, configs: list[str]) -> dict:
     """The base profile with the fitted values in place, its provenance and the parameters' uncertainty."""
     profile = load_profile(fit.base_profile)

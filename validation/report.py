@@ -12,9 +12,8 @@ from typing import Callable, TextIO
 import numpy as np
 
 from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
-from kafkasim.calibration.profile import machine, profile_from_fit, write_profile
+from kafkasim.calibration.profile import fit_record, machine, profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
-from kafkasim.model.hardware import load_profile
 
 # The factors the matrix varies, as (label, scenario key, how to show a value).
 FACTORS = [
@@ -227,10 +226,12 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
     """The report; `fitted` None: a profile checked as it is (`kafkasim validate --no-fit`), every run held out."""
     s, again = summary, again or {}
     again_rate = again.get("remeasured_rate", {})
+    fitted_on = None if fitted else (fit_record(profile, client).get("machine") or {}).get("cpu")
     how = (f"Fitted on {s['calibration_configs']} calibration configurations ({fitted.evaluations} model evaluations, "
            f"{fitted.seconds:.0f} s), checked on {s['held_out_configs']} held-out configurations. Regenerate with "
            f"`kafkasim validate`." if fitted else
-           f"Profile `{profile}` as it is (fitted on {_fitted_on(profile, client)}), not fitted to these runs: "
+           f"Profile `{profile}` as it is (fitted on {fitted_on or 'an unrecorded machine'}), not fitted to these "
+           f"runs: "
            f"checked on all {s['held_out_configs']} configurations (this machine: {machine()['cpu']}). "
            f"Regenerate with `kafkasim validate {runs} --client {client} --no-fit --base-profile {profile}`.")
     lines = [
@@ -328,9 +329,3 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
     return {"report": str(report), "profile": checked, **summary,
             **{k: v for k, v in again.items() if k != "remeasured_rate"}}
 
-
-def _fitted_on(profile: str, client: str) -> str:
-    """The CPU a profile's client section was fitted on, as its provenance records it."""
-    provenance = load_profile(profile).get("provenance")
-    entry = provenance.get(client) if isinstance(provenance, dict) else None
-    return ((entry or {}).get("machine") or {}).get("cpu") or "an unrecorded machine"
