@@ -35,7 +35,7 @@ from typing import Any, Iterator, Sequence
 
 from kafkasim.app.sweep import Progress, parse_values, run_scenarios
 from kafkasim.model import codec_levels
-from kafkasim.model.scenario import Scenario, ScenarioError, check_value, from_flat, parse_overrides
+from kafkasim.model.scenario import LEVEL_KEYS, Scenario, ScenarioError, check_value, from_flat, parse_overrides
 
 MBIT = 1e6 / 8
 SATURATED = 0.95          # a resource this busy at the planned rate has no margin left
@@ -130,7 +130,7 @@ class Bounds:
     def __init__(self, base: Scenario, req: Request):
         f = base.flat()
         self.hw = {k[len("hardware."):]: v for k, v in f.items() if k.startswith("hardware.")}
-        self.base = base
+        self.levels = {codec: codec_levels.of(base, codec) for codec in LEVEL_KEYS}   # (cost, ratio) factors
         self.req = req
         self.size = float(req.record_size)
         self.acks = req.acks
@@ -147,7 +147,7 @@ class Bounds:
 
     def ratio(self, codec: str) -> float:
         return 1.0 if codec == "none" else \
-            self.hw[f"compression.{codec}.ratio.{self.req.payload}"] * codec_levels.of(self.base, codec)[1]
+            self.hw[f"compression.{codec}.ratio.{self.req.payload}"] * self.levels.get(codec, (1.0, 1.0))[1]
 
     def wire(self, st: Settings) -> float:
         return self.size * self.ratio(st.compression)
@@ -166,7 +166,7 @@ class Bounds:
         t = (h["worker.record_us"] + h["worker.app_us"] + h["worker.lock_us"]
              + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
         if st.compression != "none":
-            t += (h[f"compression.{st.compression}.byte_ns"] * codec_levels.of(self.base, st.compression)[0]
+            t += (h[f"compression.{st.compression}.byte_ns"] * self.levels.get(st.compression, (1.0, 1.0))[0]
                   * 1e-9 * self.size)                                              # Java compresses in send()
         return t + h["worker.batch_us"] * 1e-6 / self.per_batch(st)          # the batches it starts
 
