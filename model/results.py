@@ -57,11 +57,11 @@ class Result:
         lines.append("")
         lines.append("utilisation: " + ", ".join(f"{k} {v:.0%}" for k, v in self.utilisation.items()))
         for b in self.brokers:
-            util = ", ".join(f"{k} {v:.0%}" for k, v in b["utilisation"].items())
-            times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
             if b["offline"]:
                 lines.append(f"broker {b['id']}: offline")
                 continue
+            util = ", ".join(f"{k} {v:.0%}" for k, v in b["utilisation"].items())
+            times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
             lines.append(f"broker {b['id']}: leads {b['leader_partitions']} partitions; {util}")
             if times:
                 lines.append(f"  Produce {times}")
