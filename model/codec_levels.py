@@ -32,10 +32,12 @@ def of(s, codec: str) -> tuple[float, float]:
 def factors(codec: str, level: int, payload: str) -> tuple[float, float]:
     """(CPU per byte, compressed size) of `level` relative to the codec's default, for this payload."""
     entry = _table().get(codec)
-    if entry is None or level == entry["default"]:
+    # (libzstd takes level 0 for its default, 3)
+    if entry is None or level == entry["default"] or (codec == "zstd" and level == 0):
         return 1.0, 1.0
     measured = entry["levels"]
-    # zstd's levels below the lowest measured (down to −131072) are taken as that one: all but store the bytes
+    # zstd's negative levels are measured at a few of them (down to −131072 they all but store the bytes): the
+    # nearest measured one stands for the others
     nearest = level if level in measured else min(measured, key=lambda known: abs(known - level))
     column = "text" if payload == "text" else "random-letters"
     (ns, ratio), (ns_default, ratio_default) = measured[nearest][column], measured[entry["default"]][column]

@@ -502,3 +502,12 @@ def test_a_compression_level_scales_the_codecs_cost_and_ratio_as_measured(codec,
     assert moved == pytest.approx((cost - 1) * byte_ns * RECORD, rel=0.1)
     assert other.metrics["compression-rate-avg"] == pytest.approx(ratio * default.metrics["compression-rate-avg"],
                                                                   rel=0.01)
+
+
+def test_zstd_level_0_is_its_default_and_unmeasured_negative_levels_take_the_nearest():
+    """libzstd reads level 0 as its default (3); a negative level between measured ones takes the nearest."""
+    from kafkasim.model.codec_levels import factors
+
+    assert factors("zstd", 0, "random-letters") == (1.0, 1.0)
+    assert factors("zstd", -20, "text") == factors("zstd", -5, "text")
+    assert factors("zstd", -1000, "text") == factors("zstd", -50, "text")
