@@ -479,13 +479,13 @@ def _cross_check(s: Scenario) -> None:
         (p.buffer_memory == 0 or p.buffer_memory >= s.workload.record_size,
          f"producer.buffer.memory={p.buffer_memory} is smaller than one record ({s.workload.record_size} B)"),
     ]
-    levels = {key: value for key, value in s.values if key in LEVEL_KEYS.values() and value != FIELDS[key].default}
-    client = s.client
+    flat, client = s.flat(), s.client
     too_old = client.library != "java" or clients.major_minor(client.version) < (3, 8)
-    for key, value in levels.items():
-        checks.append((not too_old, f"{key}={value} needs the Java client ≥ 3.8 (KIP-390), not {client.library} "
-                                    f"{client.version}"))
-    checks.append((dict(s.values)[LEVEL_KEYS["gzip"]] != 0,
+    for key in LEVEL_KEYS.values():
+        checks.append((not too_old or flat[key] == FIELDS[key].default,
+                       f"{key}={flat[key]} needs the Java client ≥ 3.8 (KIP-390), not {client.library} "
+                       f"{client.version}"))
+    checks.append((flat[LEVEL_KEYS["gzip"]] != 0,
                    f"{LEVEL_KEYS['gzip']}=0 is not allowed: -1 (zlib's default) or 1 … 9"))
     for ok, message in checks:
         if not ok:
