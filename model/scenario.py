@@ -94,9 +94,11 @@ FIELDS: dict[str, Field] = {
                               "own payload; repeated is one random-letters value in every record, as perf-test "
                               "--record-size sent before Kafka 3.0 (KAFKA-12611)."),
     "workload.payload_file": Field(str, "", "Sample file of record values for payload: file."),
-    "workload.partition_choice": Field(("partitioner", "per-thread"), "partitioner",
+    "workload.partition_choice": Field(("partitioner", "per-thread", "round-robin"), "partitioner",
                                        "partitioner: the client's partitioner; per-thread: each worker thread "
-                                       "writes explicit partitions of its own, disjoint from the other threads'."),
+                                       "writes explicit partitions of its own, disjoint from the other threads'; "
+                                       "round-robin: explicit partitions from one counter the threads share, "
+                                       "counter++ % partitions (the Java partitioner's choice up to 2.3)."),
     # --- topic
     "topic.name": Field(str, "kafkasim", "Topic name."),
     "topic.partitions": Field(int, 1, "Partitions of the topic.", 1, 100_000),

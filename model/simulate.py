@@ -134,7 +134,8 @@ def simulate(s: Scenario) -> Result:
                 Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
 
     library = s.client.library
-    kind = "per-thread" if w.partition_choice == "per-thread" else clients.partitioner_name(library, s.client.version)
+    kind = (clients.partitioner_name(library, s.client.version) if w.partition_choice == "partitioner"
+            else w.partition_choice)     # the application's own choice: explicit partitions
     codec = p.compression_type
     ratio, repeat_ratio = compression_ratio(s, codec)
     on_sender = clients.compresses_on_sender(library)

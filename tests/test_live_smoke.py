@@ -2,13 +2,15 @@
 (the Java tool and kafkasim's kafka-python clone), sane results, and nothing left running afterwards."""
 import os
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from kafkasim.validation import admin
+from kafkasim.model.scenario import load_scenario
+from kafkasim.validation import admin, perftest, runners
 from kafkasim.validation.cluster import Cluster
-from kafkasim.validation.kafka_dist import ensure_kafka
+from kafkasim.validation.kafka_dist import ensure_kafka, java_command
 from kafkasim.validation.measure import Config, Measurer
 from kafkasim.validation.runners import Target
 from kafkasim.validation.store import RunStore
@@ -96,6 +98,46 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
 
     # A rerun into the same file skips what is there (resumable).
     assert measurer.measure(Config(scenario, "java"), target) == []
+
+
+def _end_offsets(lib, bootstrap: str, topic: str) -> dict[int, int]:
+    out = subprocess.run(java_command(lib, "org.apache.kafka.tools.GetOffsetShell",
+                                      ["--bootstrap-server", bootstrap, "--topic", topic]),
+                         capture_output=True, text=True, check=True).stdout
+    return {int(p): int(o) for p, o in (line.rsplit(":", 2)[1:] for line in out.split())}
+
+
+def test_several_threads_share_one_producer(broker, tmp_path):
+    """validation/ProducerThreads.java: the records split over the threads sharing one producer, the partitions each
+    choice writes (read back as the topic's end offsets), and a measured run with the time in send()."""
+    lib = ensure_kafka()
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    base = SCENARIO.replace("partitions: 2", "partitions: 6").replace("records: 20000", "records: 30001")
+    (tmp_path / "base.yaml").write_text(base)
+    for choice, threads in (("round-robin", 3), ("per-thread", 2)):
+        sc = load_scenario(tmp_path / "base.yaml", [f"threads={threads}", f"workload.partition_choice={choice}"])
+        topic = f"threads-{choice}"
+        admin.create_topic(lib, bootstrap, topic, 6, 1)
+        out = runners.run(runners.argv("java", lib, sc, target, topic, 30001), timeout=120)
+        assert out.exit_status == 0, out.stderr[-2000:]
+        parsed = perftest.parse(out.stdout)
+        assert parsed.total.records == 30001 and parsed.worker_latency_us > 0
+        ends = _end_offsets(lib, bootstrap, topic)
+        if choice == "round-robin":   # one shared counter: the partitions take turns, whichever thread sends
+            assert sorted(ends.values()) == [5000] * 5 + [5001], ends
+        else:                         # thread 0 writes partitions 0, 2, 4 and sends 15001 records; thread 1 the rest
+            assert ends[0] + ends[2] + ends[4] == 15001 and ends[1] + ends[3] + ends[5] == 15000, ends
+            assert min(ends.values()) > 0, ends
+    scenario = tmp_path / "threads.yaml"
+    scenario.write_text(SCENARIO + "threads: 2\n")
+    store = RunStore(tmp_path / "runs.jsonl")
+    Measurer(store, repeat=1, warmup_records=0).measure(Config(scenario, "java"), target)
+    [run] = store.records()
+    assert run["ok"], run["error"]
+    assert run["result"]["records"] == 20000 and run["worker_latency_us"] > 0
+    assert "ProducerThreads.java" in run["command"] and "--threads 2" in run["command"]
+    assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0   # its threads count as workers
 
 
 def test_a_broker_down_for_the_measurement(tmp_path):

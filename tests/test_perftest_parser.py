@@ -38,6 +38,16 @@ def test_java_throttled_run_with_warmup_has_steady_state_line():
     assert out.metrics["producer-metrics:compression-rate-avg"] == pytest.approx(0.999, abs=0.001)
 
 
+def test_threaded_tool_prints_what_the_parser_reads():
+    """validation/ProducerThreads.java, 3 threads, round-robin over 6 partitions: perf-test's lines plus the time
+    the threads spent in send()."""
+    out = perftest.parse((DATA / "producer-threads-4.3.1-round-robin.txt").read_text())
+    assert out.total.records == 300000 and out.total.records_per_sec == 122900.450635
+    assert out.worker_latency_us == 16.211
+    assert out.windows == [] and out.steady_state is None
+    assert out.metrics["producer-metrics:record-send-total"] == 300000.0
+
+
 def test_kafka_python_clone_prints_what_the_parser_reads():
     """kafkasim.validation.pyperf with kafka-python 3.0.12: same lines, record-queue-time converted to ms."""
     out = perftest.parse((DATA / "pyperf-kafka-python-3.0.12-throttled-gzip.txt").read_text())

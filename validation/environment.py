@@ -99,7 +99,7 @@ def own_processes_seconds() -> float:
 
 # A JVM's threads by kind, from their /proc comm (Linux keeps a name's first 15 characters).
 THREAD_KINDS = (("C1 Compiler", "C1"), ("C2 Compiler", "C2"), ("kafka-producer-", "sender"), ("java", "worker"),
-                ("G1 ", "gc"), ("GC ", "gc"))
+                ("kafkasim-worker", "worker"), ("G1 ", "gc"), ("GC ", "gc"))   # (ProducerThreads.java's workers)
 
 
 def thread_kind(name: str) -> str:

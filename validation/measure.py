@@ -88,7 +88,7 @@ class Measurer:
 
     def measure(self, config: Config, target: Target, label: str = "") -> list[dict]:
         sc = config.load()
-        runners.check_supported(sc)
+        runners.check_supported(sc, config.client)
         if target.brokers is not None and sc.topic.replication_factor > target.brokers:
             raise UserError(f"topic.replication.factor={sc.topic.replication_factor} needs at least that many "
                             f"brokers; the cluster has {target.brokers}")
@@ -206,6 +206,7 @@ class Measurer:
             # perf-test counts only acknowledged records: whatever is missing failed (errors are never dropped)
             "delivery_errors": max(n - sent, int(metric_errors or 0)) if total else None,
             "result": _asdict(total), "steady_state": _asdict(parsed.steady_state),
+            "worker_latency_us": parsed.worker_latency_us,
             "windows": [w.__dict__ for w in parsed.windows], "metrics": parsed.metrics,
             "stdout": redact(out.stdout, self.secrets),
             "stderr": redact("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]), self.secrets),
@@ -230,8 +231,9 @@ def _describe(record: dict) -> str:
     cpu = record.get("environment", {}).get("cpu_during_run")
     # Other work on the machine during the run: it moves latencies far more than throughput.
     other = f", other processes {cpu['other_cores']:.1f} cores" if cpu and cpu["other_cores"] >= 0.2 else ""
+    in_send = f", {record['worker_latency_us']:.2f} us in send()" if record.get("worker_latency_us") else ""
     return (f"{r['records_per_sec']:,.0f} rec/s, {r['mb_per_sec']:.1f} MB/s, avg {r['latency_avg_ms']:.1f} ms, "
-            f"p99 {r['latency_p99_ms']} ms ({record['seconds']:.1f} s{errors}{other})")
+            f"p99 {r['latency_p99_ms']} ms{in_send} ({record['seconds']:.1f} s{errors}{other})")
 
 
 def spread(values: list[float]) -> dict:

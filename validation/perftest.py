@@ -6,6 +6,7 @@ Formats (ProducerPerformance.Stats, Kafka 4.3):
             %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.`
   steady state (with --warmup-records): the total line with `steady state records sent`.
   --print-metrics: a table `group:name:{tag=value, ...}   : %.3f` after a `Metric Name  Value` header.
+  time in send() (validation/ProducerThreads.java only): `%d records sent by %d threads, %.3f us avg time in send().`
 kafkasim's own runners for other clients print the same lines, so one parser reads every client.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ WINDOW_RE = re.compile(rf"^{_RATE}\.$")
 TOTAL_RE = re.compile(rf"^{_RATE}, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$")
 STEADY_RE = re.compile(rf"^{_RATE.replace('records sent', 'steady state records sent', 1)}, (\d+) ms 50th, "
                        r"(\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$")
+SEND_TIME_RE = re.compile(rf"^\d+ records sent by \d+ threads, {_NUM} us avg time in send\(\)\.$")
 METRIC_RE = re.compile(r"^([\w.-]+):([\w.-]+):\{(.*)\}\s*: (\S+)\s*$")
 
 
@@ -45,6 +47,7 @@ class PerfOutput:
     windows: list[Window] = field(default_factory=list)
     total: Total | None = None
     steady_state: Total | None = None  # only with --warmup-records
+    worker_latency_us: float | None = None   # mean time inside send(): the threaded tool prints it
     # "group:name" for the client-wide metric, "group:name{tag=value,...}" for per-node/per-topic ones
     metrics: dict[str, float | str | None] = field(default_factory=dict)
 
@@ -81,6 +84,8 @@ def parse(text: str) -> PerfOutput:
             out.total = _total(m.groups())
         elif m := STEADY_RE.match(line):
             out.steady_state = _total(m.groups())
+        elif m := SEND_TIME_RE.match(line):
+            out.worker_latency_us = _number(m.group(1))
         elif m := WINDOW_RE.match(line):
             out.windows.append(Window(**_window(m.groups())))
         elif m := METRIC_RE.match(line):

@@ -1,6 +1,8 @@
 """One perf-test run of a scenario's producer settings with a real client, as a subprocess with a time limit.
 
-java: Kafka's own `org.apache.kafka.tools.ProducerPerformance` (kafka-producer-perf-test).
+java: Kafka's own `org.apache.kafka.tools.ProducerPerformance` (kafka-producer-perf-test); with several threads or
+  explicit partitions, validation/ProducerThreads.java (the same tool's semantics and output, threads sharing one
+  producer).
 kafka-python, confluent-kafka: kafkasim.validation.pyperf, the same tool's semantics and output for Python clients.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kafkasim.validation.kafka_dist import KAFKA_VERSION, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")
 CLIENT_HEAP = "512m"  # what bin/kafka-producer-perf-test.sh gives the tool
+THREADED_TOOL = Path(__file__).resolve().parent / "ProducerThreads.java"   # run from source by `java`
 
 
 @dataclass(frozen=True)
@@ -46,17 +49,20 @@ class RunOutput:
     timed_out: bool
 
 
-def check_supported(sc) -> None:
+def check_supported(sc, client: str = "java") -> None:
     """What a perf-test run can reproduce of a scenario; anything else is a one-line error."""
     w = sc.workload
+    java = client == "java"
     problems = [
         (sc.producers != 1, f"producers={sc.producers}", "1 (one perf-test process)"),
-        (sc.threads != 1, f"threads={sc.threads}", "1 (perf-test has one sending thread)"),
+        (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
+         "1 (its perf-test has one sending thread; the Java client's runs take several)"),
         (w.payload != "random-letters", f"workload.payload={w.payload}", "random-letters (perf-test --record-size)"),
         (w.keys != 0 or w.key_size != 0, "workload.keys/key_size", "0 (perf-test sends null keys)"),
         (w.record_size_max != 0, f"workload.record_size_max={w.record_size_max}", "0 (fixed record size)"),
         (w.records <= 0, "workload.records=0 (a duration)", "a record count > 0"),
-        (w.partition_choice != "partitioner", f"workload.partition_choice={w.partition_choice}", "partitioner"),
+        (w.partition_choice != "partitioner" and not java, f"workload.partition_choice={w.partition_choice} with "
+         f"{client}", "partitioner (explicit partitions are the Java client's runs only)"),
     ]
     for bad, what, allowed in problems:
         if bad:
@@ -83,7 +89,11 @@ def _number(value: float) -> str:
 def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records: int,
          warmup_records: int = 0) -> list[str]:
     args = perf_args(sc, target, topic, records, warmup_records)
-    if client == "java":
+    if client == "java" and (sc.threads > 1 or sc.workload.partition_choice != "partitioner"):
+        args += ["--threads", str(sc.threads), "--partition-choice", sc.workload.partition_choice,
+                 "--partitions", str(sc.topic.partitions)]
+        cmd = java_command(lib, str(THREADED_TOOL), args, heap=CLIENT_HEAP)
+    elif client == "java":
         cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance", args, heap=CLIENT_HEAP)
     elif client in ("kafka-python", "confluent-kafka"):
         cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", client, *args]
