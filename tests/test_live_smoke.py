@@ -136,7 +136,7 @@ def test_several_threads_share_one_producer(broker, tmp_path):
     [run] = store.records()
     assert run["ok"], run["error"]
     assert run["result"]["records"] == 20000 and run["worker_latency_us"] > 0
-    assert "ProducerThreads.java" in run["command"] and "--threads 2" in run["command"]
+    assert " ProducerThreads " in run["command"] and "--threads 2" in run["command"]
     assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0   # its threads count as workers
 
 

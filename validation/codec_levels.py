@@ -20,7 +20,7 @@ import yaml
 
 from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
 from kafkasim.validation import environment
-from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka, java_command
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, ensure_kafka, java_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path(__file__).resolve().parent / "CodecLevels.java"
@@ -34,8 +34,8 @@ def measure(seconds: float, text: Path, record_size: int = 1024, batch_size: int
             levels: dict[str, list[int]] = LEVELS) -> list[dict]:
     lib = ensure_kafka()
     specs = [f"{codec}:{level}" for codec, some in levels.items() for level in some]
-    cmd = java_command(lib, str(SOURCE), [str(record_size), str(batch_size), str(seconds), str(text), *specs],
-                       heap="256m")
+    cmd = java_command(lib, SOURCE.stem, [str(record_size), str(batch_size), str(seconds), str(text), *specs],
+                       heap="256m", classes=compiled(lib, SOURCE))
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return list(csv.DictReader(io.StringIO(out)))
 

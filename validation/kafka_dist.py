@@ -6,6 +6,7 @@ broker), `kafka-tools` (ProducerPerformance, TopicCommand) and a log4j2 binding,
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -97,11 +98,34 @@ rootLogger.appenderRef.stderr.ref = stderr
 
 
 def java_command(lib: Path, main_class: str, args: list[str], heap: str = "512m",
-                 log_config: Path | None = None) -> list[str]:
-    """The argv that runs one of Kafka's main classes, as Kafka's own bin/ scripts would (minus the shell)."""
+                 log_config: Path | None = None, classes: Path | None = None) -> list[str]:
+    """The argv that runs one of Kafka's main classes, as Kafka's own bin/ scripts would (minus the shell), or with
+    `classes`, a class of kafkasim's own compiled against Kafka's jars (compiled())."""
     if log_config is None:
         log_config = lib.parent / "tools-log4j2.properties"
         if not log_config.exists():
             log_config.write_text(TOOLS_LOG4J)
+    path = classpath(lib) if classes is None else f"{classes}{os.pathsep}{classpath(lib)}"
     return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
-            f"-Dlog4j2.configurationFile={log_config}", "-cp", classpath(lib), main_class, *args]
+            f"-Dlog4j2.configurationFile={log_config}", "-cp", path, main_class, *args]
+
+
+def compiled(lib: Path, source: Path) -> Path:
+    """The classes directory of one of kafkasim's Java sources (validation/*.java), compiled with javac against
+    Kafka's jars once per content, into the cache. Compiled ahead rather than launched from source: the source
+    launcher's in-memory javac runs on the main thread, and its CPU and JIT would count in the measured run."""
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    out = lib.parent / "classes" / f"{source.stem}-{digest}"
+    if (out / f"{source.stem}.class").exists():
+        return out
+    javac = require_program("javac", f"compiling {source.name}")
+    building = out.with_name(out.name + ".partial")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    proc = subprocess.run([javac, "-cp", classpath(lib), "-d", str(building), str(source)], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[:1] or ["no output"]
+        raise LiveError(f"compiling {source.name} failed: {tail[0]}")
+    building.rename(out)
+    return out

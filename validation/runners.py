@@ -18,11 +18,11 @@ from typing import Callable
 from pathlib import Path
 
 from kafkasim.validation.errors import UserError
-from kafkasim.validation.kafka_dist import KAFKA_VERSION, java_command
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")
 CLIENT_HEAP = "512m"  # what bin/kafka-producer-perf-test.sh gives the tool
-THREADED_TOOL = Path(__file__).resolve().parent / "ProducerThreads.java"   # run from source by `java`
+THREADED_TOOL = Path(__file__).resolve().parent / "ProducerThreads.java"
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records:
     if client == "java" and (sc.threads > 1 or sc.workload.partition_choice != "partitioner"):
         args += ["--threads", str(sc.threads), "--partition-choice", sc.workload.partition_choice,
                  "--partitions", str(sc.topic.partitions)]
-        cmd = java_command(lib, str(THREADED_TOOL), args, heap=CLIENT_HEAP)
+        cmd = java_command(lib, THREADED_TOOL.stem, args, heap=CLIENT_HEAP, classes=compiled(lib, THREADED_TOOL))
     elif client == "java":
         cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance", args, heap=CLIENT_HEAP)
     elif client in ("kafka-python", "confluent-kafka"):
