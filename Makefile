@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench fidelity clean
+.PHONY: install demo test test-fast bench fidelity fidelity-epyc clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,17 @@ fidelity: $(STAMP)
 	$(BIN)/kafkasim validate validation/data/local-quiet.jsonl --client kafka-python \
 	    --base-profile model/profiles/local-2core.yaml \
 	    --profile model/profiles/local-2core.yaml --max-evaluations 40
+
+# The same for an AMD EPYC 2-core machine: model/profiles/local-2core-epyc.yaml fitted to validation/data/local-epyc.jsonl
+# (the reference matrix measured there) from the costs measured there (validation/profiles/local-2core-epyc-start.yaml),
+# and validation/reports/local-epyc-*.md (≈ 6 min).
+fidelity-epyc: $(STAMP)
+	$(BIN)/kafkasim validate validation/data/local-epyc.jsonl --client java \
+	    --base-profile validation/profiles/local-2core-epyc-start.yaml \
+	    --profile model/profiles/local-2core-epyc.yaml --max-evaluations 80
+	$(BIN)/kafkasim validate validation/data/local-epyc.jsonl --client kafka-python \
+	    --base-profile model/profiles/local-2core-epyc.yaml \
+	    --profile model/profiles/local-2core-epyc.yaml --max-evaluations 40
 
 clean:
 	rm -rf $(VENV) build *.egg-info
