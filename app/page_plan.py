@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kafkasim.app.plan import Planner, Request, Space
-from kafkasim.model.hardware import PROFILE_DIR
+from kafkasim.model.hardware import profile_names
 from kafkasim.model.scenario import ScenarioError
 
 
@@ -13,7 +13,7 @@ def render() -> None:
     st.caption("The cheapest cluster and producer settings that meet a target with headroom — the same search as "
                "`kafkasim plan`: analytic bounds prune, the model decides. Each candidate simulates a short "
                "stretch of traffic, so a plan takes from seconds to a minute or two.")
-    profiles = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+    profiles = profile_names()
     with st.form("plan"):
         c1, c2, c3 = st.columns(3)
         target = c1.number_input("target records/s", min_value=1.0, value=200_000.0, step=10_000.0)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kafkasim.model.hardware import PROFILE_DIR, profile_path
+from kafkasim.model.hardware import profile_names, profile_path
 from kafkasim.validation.report import Row, error_by_factor, run_noise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def reports() -> list[Path]:
 def profiles(extra: list[str] = ()) -> list[str]:
     """The built-in profiles by name, then fitted ones (the reports' and `extra`) by path."""
     fitted = [str(p) for p in sorted(REPORT_DIR.glob("*-profile.yaml"))]
-    return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")) + fitted + [p for p in extra if p not in fitted]
+    return profile_names() + fitted + [p for p in extra if p not in fitted]
 
 
 def default_profile(store: Path, client: str, choices: list[str]) -> str:

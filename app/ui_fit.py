@@ -16,7 +16,7 @@ from kafkasim.app.ui_fidelity import BASE_PROFILE, shown
 from kafkasim.calibration.fit import DEFAULT_PARAMETERS, fit
 from kafkasim.calibration.profile import profile_from_fit, profile_yaml
 from kafkasim.calibration.runs import Observation
-from kafkasim.model.hardware import PROFILE_DIR
+from kafkasim.model.hardware import profile_names
 from kafkasim.validation.report import role_of
 
 FIT_DIR = Path(tempfile.gettempdir()) / "kafkasim-app-profiles"
@@ -65,7 +65,7 @@ def section(store: Path, client: str, observations: list[Observation], roles: di
     if not calibration:
         st.info(f"No calibration configurations of {client} in {shown(store)}: pick a matrix that names some.")
         return
-    builtins = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+    builtins = profile_names()
     left, right = st.columns(2)
     base = left.selectbox("start from profile", builtins, key="v_fit_base",
                           index=builtins.index(BASE_PROFILE) if BASE_PROFILE in builtins else 0)

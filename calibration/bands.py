@@ -5,7 +5,7 @@ import numpy as np
 
 from kafkasim.calibration.fit import MAX_SIGMA
 from kafkasim.calibration.profile import fit_record, machine
-from kafkasim.model.hardware import load_profile
+from kafkasim.model.hardware import load_profile, profile_names
 from kafkasim.model.scenario import Scenario
 from kafkasim.model.simulate import simulate
 
@@ -30,7 +30,12 @@ def held_out_line(scenario: Scenario) -> str | None:
     # The figures hold for the machine the profile was fitted on; a profile of "this machine" may meet another.
     fitted_on = (record.get("machine") or {}).get("cpu")
     here = machine()["cpu"]
-    elsewhere = f"; fitted on {fitted_on}, not on this machine's {here}" if fitted_on and fitted_on != here else ""
+    elsewhere = ""
+    if fitted_on and fitted_on != here:
+        elsewhere = f"; fitted on {fitted_on}, not on this machine's {here}"
+        mine = [name for name in profile_names() if (fit_record(name, scenario.client.library).get("machine")
+                                                    or {}).get("cpu") == here]
+        elsewhere += f": {', '.join(mine)} {'was' if len(mine) == 1 else 'were'} fitted on it" if mine else ""
     return (f"profile {scenario.hardware.profile} on {checked['configs']} held-out configurations: throughput a "
             f"median {100 * checked['throughput_mdape']:.1f} % off (repeats {100 * checked['noise_floor']:.1f} % "
             f"apart{session}; {checked['report']}{elsewhere})")

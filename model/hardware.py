@@ -146,10 +146,15 @@ def profile_path(name: str) -> Path:
     return Path(name) if name.endswith((".yaml", ".yml")) else PROFILE_DIR / f"{name}.yaml"
 
 
+def profile_names() -> list[str]:
+    """The built-in profiles, by name."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+
+
 def load_profile(name: str) -> dict[str, Any]:
     path = profile_path(name)
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
+        known = ", ".join(profile_names())
         raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")
     return read_mapping(path, f"hardware.profile={name!r}", "a profile must be a mapping of keys to values")
 

@@ -172,14 +172,17 @@ class ContendedLock:
         self.wait_seconds = 0.0
         self.held_seconds = 0.0
 
-    def hold_for(self, records: int, on_acquire=None, holder=None) -> Generator:
+    def hold_for(self, records: int, on_acquire=None, holder=None, host: "Host | None" = None) -> Generator:
         """Hold the lock for `records` appends by thread `holder`; on_acquire(start, seconds_per_record) runs
-        once it is held."""
+        once it is held. With `host`, the holder runs on one of its cores meanwhile: it waits for the lock without
+        one (a Java monitor parks its waiters), then for a core while holding the lock (a holder the host is short
+        of cores for keeps the others waiting)."""
         start = self.env.now
         with self.lock.request() as request:
             request.asked_at = start
             yield request
             self.wait_seconds += self.env.now - start
+            core = None if host is None else (yield from host.acquire())
             per_record = self.hold + self.contention * len(self.lock.queue)
             if self.holder is not holder and self.holder is not None:
                 # Every record of the hold pays it: threads contending for a deque interleave record by record in
@@ -199,6 +202,8 @@ class ContendedLock:
                     held += self.contention * late / per_record
                     yield self.env.timeout(self.contention * late / per_record)
             self.held_seconds += held
+            if core is not None:
+                host.release(core, held)
 
 
 class Pipe:

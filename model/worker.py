@@ -315,20 +315,20 @@ class WorkerThread:
 
     def _append_shared(self, parts, i: int, k: int, closing: ProducerBatch | None) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
-        under which the records are appended to whatever batch is open by then. Time under a lock is not
-        charged to the host's cores."""
+        under which the records are appended to whatever batch is open by then. Time under a lock takes a core
+        of the host, as the same work does on one thread."""
         groups = partition_groups(parts)
         asked, cost = self.env.now, self._chunk_cost(parts, i, k, closing, groups)
         yield from self.host.run(cost, self.gil)
         self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now
-        yield from self.metadata_lock.hold_for(k)
+        yield from self.metadata_lock.hold_for(k, host=self.host)
         for p, positions in groups:
             count = k if positions is None else len(positions)
 
             def append(now, per_record, p=p, positions=positions):
                 self._append(p, i, k, now + per_record, per_record, positions, locked=True)
-            yield from self.partition_locks[p].hold_for(count, append, self)
+            yield from self.partition_locks[p].hold_for(count, append, self, self.host)
         # (beyond the bare holds: queueing, and what sharing costs, per waiter and per transfer)
         self.lock_wait_seconds += (self.env.now - start) - k * (self.costs.metadata_lock + self.costs.lock)
 

@@ -9,7 +9,6 @@ import sys
 import pytest
 
 from kafkasim.app import cli
-from kafkasim.calibration.profile import machine
 
 from conftest import ROOT
 
@@ -145,7 +144,7 @@ def test_console_script_bad_key_no_traceback(tmp_scenario):
                                    "'topic.partitions'?")
 
 
-def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, tmp_scenario):
+def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, tmp_scenario, monkeypatch):
     """`kafkasim validate` records the held-out error in the profile; `predict` with that profile shows it."""
     import yaml
     from kafkasim.model.hardware import load_profile
@@ -166,9 +165,14 @@ def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, 
     # fitted on another CPU than this one: the line says so
     profile["provenance"]["java"]["machine"] = {"cpu": "Some Other CPU @ 1 GHz", "cores": 2}
     path.write_text(yaml.safe_dump(profile))
+    monkeypatch.setattr("kafkasim.calibration.bands.machine", lambda: {"cpu": "A CPU no profile was fitted on"})
     code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", f"hardware.profile={path}")
-    assert out.splitlines()[-1].endswith(f"local-quiet-java.md; fitted on Some Other CPU @ 1 GHz, not on this "
-                                         f"machine's {machine()['cpu']})")
+    assert out.splitlines()[-1].endswith("local-quiet-java.md; fitted on Some Other CPU @ 1 GHz, not on this "
+                                         "machine's A CPU no profile was fitted on)")
+    # … and names the built-in profile fitted on this machine's CPU, if there is one
+    monkeypatch.setattr("kafkasim.calibration.bands.machine", lambda: {"cpu": "AMD EPYC"})
+    code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", f"hardware.profile={path}")
+    assert out.splitlines()[-1].endswith("not on this machine's AMD EPYC: local-2core-epyc was fitted on it)")
     # kafka-python was not validated in this profile: nothing is claimed for it
     code, out, _ = predict(capsys, tmp_scenario(SCENARIO.replace("library: java, version: \"2.4\"",
                                                                  "library: kafka-python, version: \"3.0\"")),
