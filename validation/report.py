@@ -222,7 +222,7 @@ def _save(fig, out_dir: Path, name: str, title: str) -> str:
 
 def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list[Row], images: list[str],
              again: dict | None = None, again_runs: str | None = None, client: str = "java",
-             profile: str = "") -> str:
+             profile: str = "", max_records: int | None = None) -> str:
     """The report; `fitted` None: a profile checked as it is (`kafkasim validate --no-fit`), every run held out."""
     s, again = summary, again or {}
     again_rate = again.get("remeasured_rate", {})
@@ -233,7 +233,8 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
            f"Profile `{profile}` as it is (fitted on {fitted_on or 'an unrecorded machine'}), not fitted to these "
            f"runs: "
            f"checked on all {s['held_out_configs']} configurations (this machine: {machine()['cpu']}). "
-           f"Regenerate with `kafkasim validate {runs} --client {client} --no-fit --base-profile {profile}`.")
+           f"Regenerate with `kafkasim validate {runs} --client {client} --no-fit --base-profile {profile}"
+           f"{f' --max-records {max_records}' if max_records else ''}`.")
     lines = [
         f"# Fidelity report: {stem}",
         "",
@@ -325,7 +326,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
         write_profile(fitted_profile, profile_path)
     images = plots(rows, out_dir, stem)
     report.write_text(markdown(stem, str(runs), fitted, summary, rows, images, again, remeasured_runs, client,
-                               base_profile))
+                               base_profile, max_records))
     return {"report": str(report), "profile": checked, **summary,
             **{k: v for k, v in again.items() if k != "remeasured_rate"}}
 
