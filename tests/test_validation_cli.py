@@ -166,3 +166,20 @@ def test_validate_without_runs_of_the_client_is_one_line(tmp_path, capsys):
                         "--client", "kafka-python", "--out-dir", str(tmp_path))
     assert code == 2 and err == ["kafkasim: error: no kafka-python runs in "
                                  f"{ROOT / 'validation/data/local-offline.jsonl'}"]
+
+
+def test_a_java_source_that_does_not_compile_is_a_one_line_error(tmp_path):
+    """kafka_dist.compiled: javac's first complaint, once, as a LiveError; nothing half-built is kept."""
+    from kafkasim.validation.errors import LiveError
+    from kafkasim.validation.kafka_dist import compiled
+    lib = tmp_path / "kafka" / "lib"
+    lib.mkdir(parents=True)
+    source = tmp_path / "Broken.java"
+    source.write_text("public class Broken { void f() { int x = } }\n")
+    with pytest.raises(LiveError, match=r"^compiling Broken\.java failed: .*Broken\.java:1: error") as err:
+        compiled(lib, source)
+    assert "\n" not in str(err.value)
+    assert not any((lib.parent / "classes").iterdir())
+    source.write_text("public class Broken { }\n")
+    out = compiled(lib, source)
+    assert (out / "Broken.class").is_file() and compiled(lib, source) == out

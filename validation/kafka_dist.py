@@ -125,7 +125,8 @@ def compiled(lib: Path, source: Path) -> Path:
     proc = subprocess.run([javac, "-cp", classpath(lib), "-d", str(building), str(source)], capture_output=True,
                           text=True)
     if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[:1] or ["no output"]
-        raise LiveError(f"compiling {source.name} failed: {tail[0]}")
+        shutil.rmtree(building, ignore_errors=True)
+        first = (proc.stdout + proc.stderr).strip().splitlines()[:1] or ["no output"]
+        raise LiveError(f"compiling {source.name} failed: {first[0]}")
     building.rename(out)
     return out
