@@ -114,7 +114,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         summary = validate(args.runs, args.matrix, args.client, args.base_profile, args.out_dir, args.profile,
                            args.max_records, args.max_evaluations, jobs=args.jobs,
-                           remeasured_runs=args.remeasured, fit_first=not args.no_fit)
+                           remeasured_runs=args.remeasured, fit_first=not args.no_fit,
+                           parameters=args.parameters.split(",") if args.parameters else None)
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     print(f"report: {summary['report']}\nprofile: {summary['profile']}")
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--client", default="java", choices=("java", "kafka-python"))
     validate.add_argument("--base-profile", default="local-2core",
                           help="profile to start the fit from (with --no-fit: the profile checked)")
+    validate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
     validate.add_argument("--no-fit", action="store_true",
                           help="check --base-profile as it is on every run (your cluster's runs, another machine's)")
     validate.add_argument("--out-dir", default="validation/reports", help="where the report and plots go")

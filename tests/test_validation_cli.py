@@ -168,6 +168,14 @@ def test_validate_without_runs_of_the_client_is_one_line(tmp_path, capsys):
                                  f"{ROOT / 'validation/data/local-offline.jsonl'}"]
 
 
+def test_validate_fits_the_parameters_it_is_given(tmp_path, capsys):
+    """--parameters: the keys to fit instead of the client's default set; a key that is not one is one line."""
+    code, err = run_cli(capsys, "validate", str(ROOT / "validation/data/local-epyc.jsonl"), "--parameters",
+                        "broker.request_us,worker.recrd_us", "--out-dir", str(tmp_path))
+    assert code == 2 and err == ["kafkasim: error: unknown parameter 'worker.recrd_us': expected hardware keys such "
+                                 "as worker.record_us"], err
+
+
 def test_a_java_source_that_does_not_compile_is_a_one_line_error(tmp_path):
     """kafka_dist.compiled: javac's first complaint, once, as a LiveError; nothing half-built is kept."""
     from kafkasim.validation.errors import LiveError

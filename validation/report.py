@@ -287,7 +287,8 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
 
 def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
              profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=sys.stderr,
-             jobs: int | None = None, remeasured_runs: str | None = None, fit_first: bool = True) -> dict:
+             jobs: int | None = None, remeasured_runs: str | None = None, fit_first: bool = True,
+             parameters: list[str] | None = None) -> dict:
     """Fit `base_profile` on the calibration runs and check it on the held-out ones; or, without `fit_first`,
     check `base_profile` as it is on every run."""
     out_dir = Path(out_dir)
@@ -304,7 +305,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
         calibration = [o for o in observations if role_of(o, roles) == "calibration"]
         if not calibration:
             raise ValueError(f"no calibration configurations for {client} in {runs}")
-        fitted = fit(calibration, base_profile, max_records=max_records, max_evaluations=max_evaluations,
+        fitted = fit(calibration, base_profile, parameters, max_records=max_records, max_evaluations=max_evaluations,
                      progress=progress, jobs=jobs)
         profile_path = Path(profile_out) if profile_out else out_dir / f"{stem}-profile.yaml"
         fitted_profile = profile_from_fit(fitted, profile_path.stem, str(runs), [o.config_id for o in calibration])
