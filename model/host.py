@@ -176,13 +176,15 @@ class ContendedLock:
         """Hold the lock for `records` appends by thread `holder`; on_acquire(start, seconds_per_record) runs
         once it is held. With `host`, the holder runs on one of its cores meanwhile: it waits for the lock without
         one (a Java monitor parks its waiters), then for a core while holding the lock (a holder the host is short
-        of cores for keeps the others waiting)."""
+        of cores for keeps the others waiting). Returns the seconds it waited for that core."""
         start = self.env.now
         with self.lock.request() as request:
             request.asked_at = start
             yield request
             self.wait_seconds += self.env.now - start
+            asked = self.env.now
             core = None if host is None else (yield from host.acquire())
+            core_wait = self.env.now - asked
             per_record = self.hold + self.contention * len(self.lock.queue)
             if self.holder is not holder and self.holder is not None:
                 # Every record of the hold pays it: threads contending for a deque interleave record by record in
@@ -204,6 +206,7 @@ class ContendedLock:
             self.held_seconds += held
             if core is not None:
                 host.release(core, held)
+        return core_wait
 
 
 class Pipe:

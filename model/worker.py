@@ -322,15 +322,18 @@ class WorkerThread:
         yield from self.host.run(cost, self.gil)
         self.core_wait_seconds += self.env.now - asked - cost
         start = self.env.now
-        yield from self.metadata_lock.hold_for(k, host=self.host)
+        core_wait = yield from self.metadata_lock.hold_for(k, host=self.host)
         for p, positions in groups:
             count = k if positions is None else len(positions)
 
             def append(now, per_record, p=p, positions=positions):
                 self._append(p, i, k, now + per_record, per_record, positions, locked=True)
-            yield from self.partition_locks[p].hold_for(count, append, self, self.host)
-        # (beyond the bare holds: queueing, and what sharing costs, per waiter and per transfer)
-        self.lock_wait_seconds += (self.env.now - start) - k * (self.costs.metadata_lock + self.costs.lock)
+            core_wait += yield from self.partition_locks[p].hold_for(count, append, self, self.host)
+        self.core_wait_seconds += core_wait
+        # (beyond the bare holds and the waits for a core: queueing, and what sharing costs, per waiter and per
+        # transfer)
+        self.lock_wait_seconds += (self.env.now - start) - core_wait - k * (self.costs.metadata_lock +
+                                                                            self.costs.lock)
 
     def _append(self, parts, i: int, k: int, first: float, spacing: float, positions=None,
                 locked: bool = False) -> None:
