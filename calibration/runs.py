@@ -21,6 +21,8 @@ TARGETS = {
     "compression-rate-avg": ("metrics", "producer-metrics:compression-rate-avg"),
     # the Sender thread's CPU-seconds (Java runs measured since 2026-11-22: kafkasim measure reads /proc)
     "sender_cpu_s": ("environment", "cpu_during_run", "client_threads", "sender"),
+    # the worker threads' mean time inside send() (runs of validation/ProducerThreads.java, which measures it)
+    "worker_latency_us": ("worker_latency_us",),
 }
 
 

@@ -246,6 +246,7 @@ class Scenario:
     max_sim_seconds: float
     max_chunk: int
     values: tuple = field(repr=False, compare=False, default=())   # the resolved flat (key, value) pairs
+    given: tuple = field(repr=False, compare=False, default=())    # the flat pairs it was made from (replace())
 
     def flat(self) -> dict[str, Any]:
         """The resolved scenario as flat Kafka-named keys (what `--set` takes and JSON output carries)."""
@@ -264,8 +265,10 @@ class Scenario:
         return out
 
     def replace(self, **overrides: Any) -> "Scenario":
-        """A new scenario with flat keys overridden, e.g. replace(**{"producer.batch.size": 65536})."""
-        return from_flat({**self.flat(), **overrides}, source=f"scenario {self.name}")
+        """A new scenario with flat keys overridden, e.g. replace(**{"producer.batch.size": 65536}). What was
+        resolved from the keys given (a client version's defaults, a hardware profile's values) is resolved again:
+        replace(**{"hardware.profile": "local-2core-epyc"}) takes that profile's costs."""
+        return from_flat({**dict(self.given), **overrides}, source=f"scenario {self.name}")
 
 
 def _kafka_text(value: Any) -> str:
@@ -368,6 +371,7 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
         check_key(key)
         if value is not None:
             values[key] = check_value(key, value)
+    given = dict(values)
     for key, f in FIELDS.items():
         if key not in values and f.default is not None and not key.startswith("hardware."):
             values[key] = f.default
@@ -398,13 +402,13 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
         if not sample.is_file():
             raise ScenarioError(f"workload.payload_file={values['workload.payload_file']!r}: no such file "
                                 f"(needed by workload.payload: file)")
-        values["workload.payload_file"] = str(sample)
-    scenario = _build(values, hardware)
+        values["workload.payload_file"] = given["workload.payload_file"] = str(sample)
+    scenario = _build(values, hardware, given)
     _cross_check(scenario)
     return scenario
 
 
-def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
+def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scenario:
     def section(cls: type, prefix: str, names: dict[str, str] | None = None) -> Any:
         names = names or {}
         kwargs = {}
@@ -435,6 +439,7 @@ def _build(v: dict[str, Any], hardware: Hardware) -> Scenario:
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],
         values=tuple(sorted(v.items())),
+        given=tuple(sorted(given.items())),
     )
 
 

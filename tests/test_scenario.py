@@ -338,3 +338,16 @@ def test_every_field_has_a_doc_and_a_valid_default():
         assert f.doc, key
         if f.default is not None:
             assert scenario_module.check_value(key, f.default) == f.default, key
+
+
+def test_replace_resolves_a_new_profile_or_client_version_again():
+    """replace() starts from the keys the scenario was given: another hardware profile brings its own costs, another
+    client version its own defaults (a resolved copy would keep the old ones under the new name)."""
+    s = load_scenario(EXAMPLES / "local-1broker.yaml", ["producer.linger.ms=null"])
+    epyc = s.replace(**{"hardware.profile": "local-2core-epyc"})
+    assert epyc.hardware["sender.request_us"] == load_scenario(
+        EXAMPLES / "local-1broker.yaml", ["hardware.profile=local-2core-epyc"]).hardware["sender.request_us"]
+    assert epyc.hardware["sender.request_us"] != s.hardware["sender.request_us"]
+    assert s.producer.linger_ms == 5.0                                      # Java 4.x's default
+    assert s.replace(**{"client.version": "2.4"}).producer.linger_ms == 0.0  # 2.4's
+    assert s.replace(**{"producer.batch.size": 65536}).hardware == s.hardware

@@ -281,6 +281,13 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
                      f"{r.pred.get('p99_ms', 0):,.0f} | {other} |"
                      + (f" {again_rate[r.obs.config_id]:,.0f} |" if r.obs.config_id in again_rate
                         else " |" if again_rate else ""))
+    timed = [r for r in rows if "worker_latency_us" in r.obs.measured]
+    if timed:
+        lines += ["", "The worker threads' mean time inside send() (µs), where the runs measured it:", "",
+                  "| config | measured (runs' range) | predicted |", "|---|---|---|"]
+        lines += [f"| {r.obs.config_id} | {r.obs.measured['worker_latency_us']:.2f} "
+                  f"({100 * r.obs.spread.get('worker_latency_us', 0):.0f} %) | {r.pred['worker_latency_us']:.2f} |"
+                  for r in timed]
     lines += [""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
 
