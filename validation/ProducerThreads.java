@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -57,8 +58,9 @@ public class ProducerThreads {
 
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props);
         Stats stats = new Stats(a.numRecords, a.reportingInterval, false);
-        Stats steady = a.warmupRecords > 0 ? new Stats(a.numRecords - a.warmupRecords, a.reportingInterval, true) : null;
-        if (steady != null)
+        // The steady-state stats start with the first record past the warm-up, as ProducerPerformance's do.
+        AtomicReference<Stats> steady = new AtomicReference<>();
+        if (a.warmupRecords > 0)
             System.out.printf("Warmup first %d records. Steady state results will print after the complete test "
                               + "summary.%n", a.warmupRecords);
         AtomicInteger counter = new AtomicInteger(new SplittableRandom().nextInt(a.partitions));
@@ -85,8 +87,11 @@ public class ProducerThreads {
                     else if (a.choice.equals("round-robin"))
                         partition = (counter.getAndIncrement() & Integer.MAX_VALUE) % a.partitions;
                     ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(a.topic, partition, null, payload);
+                    if (a.warmupRecords > 0 && i == warmups[id])
+                        steady.compareAndSet(null, new Stats(a.numRecords - a.warmupRecords, a.reportingInterval,
+                                                             true));
+                    Stats steadyStats = a.warmupRecords > 0 && i >= warmups[id] ? steady.get() : null;
                     long sendStartMs = System.currentTimeMillis();
-                    boolean isSteady = steady != null && i >= warmups[id];
                     long before = System.nanoTime();
                     producer.send(record, (metadata, exception) -> {
                         long now = System.currentTimeMillis();
@@ -98,8 +103,8 @@ public class ProducerThreads {
                             return;
                         }
                         stats.record((int) (now - sendStartMs), a.recordSize, now);
-                        if (isSteady)
-                            steady.record((int) (now - sendStartMs), a.recordSize, now);
+                        if (steadyStats != null)
+                            steadyStats.record((int) (now - sendStartMs), a.recordSize, now);
                     });
                     inSend += System.nanoTime() - before;
                     if (throttler.shouldThrottle(i, sendStartMs))
@@ -114,8 +119,8 @@ public class ProducerThreads {
             thread.join();
         producer.flush();
         stats.printTotal();
-        if (steady != null)
-            steady.printTotal();
+        if (steady.get() != null)
+            steady.get().printTotal();
         long sent = Arrays.stream(counts).sum();
         System.out.printf("%d records sent by %d threads, %.3f us avg time in send().%n", sent, a.threads,
                           Arrays.stream(sendNanos).sum() / 1000.0 / Math.max(1, sent));
