@@ -104,8 +104,7 @@ class Measurer:
         # cluster.offline_brokers: the highest nodes are stopped once the topic exists, and started again after
         down = list(range(sc.cluster.brokers - sc.cluster.offline_brokers, sc.cluster.brokers))
         if down and target.nodes is None:
-            raise UserError(f"cluster.offline_brokers={len(down)} stops brokers during the measurement, which "
-                            f"kafkasim does only on a cluster it starts itself")
+            raise runners.stopping_brokers_error(sc)
         topic = f"{sc.topic.name}-{key[:8]}"
         admin.create_topic(self.lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
                            {"min.insync.replicas": str(sc.topic.min_insync_replicas)}, target.command_config,

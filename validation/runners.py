@@ -69,6 +69,12 @@ def check_supported(sc, client: str = "java") -> None:
             raise UserError(f"live runs cannot reproduce {what}; allowed: {allowed}")
 
 
+def stopping_brokers_error(sc, hint: str = "") -> UserError:
+    """cluster.offline_brokers on a cluster whose nodes kafkasim may not stop (the user's)."""
+    return UserError(f"cluster.offline_brokers={sc.cluster.offline_brokers} stops brokers during the measurement, "
+                     f"which kafkasim does only on a cluster it starts itself{hint}")
+
+
 def perf_args(sc, target: Target, topic: str, records: int, warmup_records: int = 0) -> list[str]:
     """The flags every runner takes (ProducerPerformance's own)."""
     args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),

@@ -8,7 +8,7 @@ from pathlib import Path
 from kafkasim.validation.cluster import Cluster
 from kafkasim.validation.errors import UserError
 from kafkasim.validation.kafka_dist import cache_dir
-from kafkasim.validation.runners import Target
+from kafkasim.validation.runners import Target, stopping_brokers_error
 
 PRIVATE_BASE_PORT = 19092  # clear of `cluster up`'s 9092..
 
@@ -91,8 +91,7 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
             raise UserError("network.rtt_ms / network.bandwidth_mbit can only be emulated on a cluster kafkasim "
                             "starts itself; drop --bootstrap-server or set both to 0")
         if offline:
-            raise UserError(f"cluster.offline_brokers={offline} stops brokers during the measurement, which kafkasim "
-                            f"does only on a cluster it starts itself; drop --bootstrap-server or set it to 0")
+            raise stopping_brokers_error(sc, "; drop --bootstrap-server or set it to 0")
         return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
     running = Cluster.load()
     # (nodes are stopped only in a private cluster, never in the one `kafkasim cluster up` started for the user)
