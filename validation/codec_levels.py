@@ -18,13 +18,13 @@ from pathlib import Path
 
 import yaml
 
+from kafkasim.model.codec_levels import TABLE
 from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
 from kafkasim.validation import environment
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, ensure_kafka, java_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path(__file__).resolve().parent / "CodecLevels.java"
-TABLE = ROOT / "model" / "codec_levels.yaml"
 # Kafka's ranges (KIP-390); zstd's negative levels go down to −131072, measured at a few of them.
 LEVELS = {"gzip": [-1, *range(1, 10)], "lz4": list(range(1, 18)), "zstd": [-50, -5, -1, *range(1, 23)]}
 DEFAULTS = {codec: FIELDS[key].default for codec, key in LEVEL_KEYS.items()}
