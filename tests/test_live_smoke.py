@@ -144,6 +144,28 @@ def test_several_threads_share_one_producer(broker, tmp_path):
     assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0   # its threads count as workers
 
 
+def test_an_older_java_client_is_the_one_measured(broker, tmp_path, monkeypatch):
+    """client.version 2.2: its kafka-clients release fetched from Maven Central, run by ProducerThreads; its own
+    partitioner (round-robin for records without a key) shows in the topic's end offsets."""
+    lib = ensure_kafka()
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    scenario = tmp_path / "old.yaml"
+    scenario.write_text(SCENARIO.replace("partitions: 2", "partitions: 6").replace("records: 20000", "records: 30001")
+                        + 'client: {library: java, version: "2.2"}\n')
+    store = RunStore(tmp_path / "runs.jsonl")
+    monkeypatch.setattr(admin, "delete_topic", lambda *args: None)   # the topic is read back below
+    Measurer(store, repeat=1, warmup_records=0).measure(Config(scenario, "java"), target)
+    [run] = store.records()
+    assert run["ok"], run["error"]
+    assert run["client"] == {"library": "java", "version": "2.2.2"}
+    assert "kafka-clients-2.2.2" in run["command"] and " ProducerThreads " in run["command"]
+    assert run["result"]["records"] == 30001 and run["worker_latency_us"] > 0
+    assert run["metrics"]["producer-metrics:record-send-total"] == 30001
+    ends = _end_offsets(lib, bootstrap, f"kafkasim-{run['key'][:8]}")   # (the default topic.name)
+    assert sorted(ends.values()) == [5000] * 5 + [5001], ends     # one record to each partition in turn
+
+
 def test_a_broker_down_for_the_measurement(tmp_path):
     """cluster.offline_brokers=1 on a private 3-node cluster: node 3 is stopped once the topic exists, the run
     sends it nothing and loses nothing (acks=all with the two left in sync), and afterwards every node runs

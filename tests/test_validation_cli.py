@@ -7,6 +7,7 @@ import pytest
 
 from kafkasim.app import cli
 from kafkasim.model.hardware import load_profile
+from kafkasim.validation.errors import UserError
 from kafkasim.validation.matrix import Matrix
 from kafkasim.validation.measure import Config, config_key, measured_settings, spread
 from kafkasim.validation.store import RunStore
@@ -191,3 +192,35 @@ def test_a_java_source_that_does_not_compile_is_a_one_line_error(tmp_path):
     source.write_text("public class Broken { }\n")
     out = compiled(lib, source)
     assert (out / "Broken.class").is_file() and compiled(lib, source) == out
+
+
+def test_a_java_scenarios_client_version_is_the_client_measured(tmp_path, monkeypatch):
+    """A Java scenario's client.version picks the release measured (kafka_dist.CLIENT_RELEASES) and the tool that
+    runs it: ProducerThreads on that client's jars below 4.3; a scenario of another library is measured with 4.3."""
+    from kafkasim.validation import runners
+    from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_release
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    assert client_release("2.4") == "2.4.1" and client_release("2.2.0") == "2.2.2"
+    assert client_release("4.3") == KAFKA_VERSION
+    with pytest.raises(UserError, match=r"^client.version=1.1 has no Java client to measure; allowed: 2.2, 2.3, "):
+        client_release("1.1")
+    old = Config(path, "java", ["client.version=2.2"]).load()
+    assert old.client.version == "2.2" and runners.client_version("java", old) == "2.2.2"
+    assert old.producer_properties()["linger.ms"] == "0"     # 2.2's default, which the run is given
+    python = tmp_path / "p.yaml"
+    python.write_text(SCENARIO + "client: {library: kafka-python, version: '3.0'}\n")
+    assert runners.client_version("java", Config(python, "java").load()) == KAFKA_VERSION
+    target = runners.Target("127.0.0.1:9092", "127.0.0.1:9092")
+    lib = tmp_path / "kafka" / "lib"
+    lib.mkdir(parents=True)
+    from kafkasim.validation import kafka_dist
+    compiled_with = []   # neither download nor compile: the argv alone
+    monkeypatch.setattr(runners, "compiled", lambda lib, source, jars: compiled_with.append(jars) or tmp_path / "cls")
+    monkeypatch.setattr(kafka_dist, "ensure_client", lambda release: tmp_path / f"kafka-clients-{release}" / "lib")
+    argv = runners.argv("java", lib, old, target, "t", 1000)
+    cp = argv[argv.index("-cp") + 1].split(":")
+    assert argv[argv.index("-cp") + 2] == "ProducerThreads" and "--threads" in argv
+    assert cp[:2] == [str(tmp_path / "cls"), str(tmp_path / "kafka-clients-2.2.2" / "lib" / "*")], cp
+    assert not any(str(lib / "*") == entry for entry in cp)   # not the 4.3 client's classes as well
+    assert compiled_with == [cp[1:]]

@@ -45,12 +45,15 @@ class Config:
     def load(self):
         from kafkasim.model.scenario import ScenarioError, load_scenario
         overrides = list(self.overrides)
-        if self.client == "java":
-            overrides += ["client.library=java", f"client.version={'.'.join(KAFKA_VERSION.split('.')[:2])}"]
-        elif self.client == "kafka-python":  # the model knows its defaults: resolve them for the installed version
-            overrides += ["client.library=kafka-python",
-                          f"client.version={'.'.join(runners.client_version('kafka-python').split('.')[:2])}"]
         try:
+            if self.client == "java":
+                # A Java scenario's client.version is the client measured (kafka_dist.CLIENT_RELEASES); a scenario
+                # of another library is measured with the current Java client.
+                if load_scenario(self.scenario, overrides).client.library != "java":
+                    overrides += ["client.library=java", f"client.version={'.'.join(KAFKA_VERSION.split('.')[:2])}"]
+            elif self.client == "kafka-python":  # the model knows its defaults: resolve them for the installed version
+                overrides += ["client.library=kafka-python",
+                              f"client.version={'.'.join(runners.client_version('kafka-python').split('.')[:2])}"]
             return load_scenario(self.scenario, overrides)
         except ScenarioError as exc:
             raise UserError(str(exc)) from None
@@ -92,7 +95,7 @@ class Measurer:
         if target.brokers is not None and sc.topic.replication_factor > target.brokers:
             raise UserError(f"topic.replication.factor={sc.topic.replication_factor} needs at least that many "
                             f"brokers; the cluster has {target.brokers}")
-        version = runners.client_version(config.client)
+        version = runners.client_version(config.client, sc)
         settings = measured_settings(sc)
         key = config_key(settings, config.client, version)
         name = config.config_id or sc.name

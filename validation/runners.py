@@ -1,8 +1,8 @@
 """One perf-test run of a scenario's producer settings with a real client, as a subprocess with a time limit.
 
-java: Kafka's own `org.apache.kafka.tools.ProducerPerformance` (kafka-producer-perf-test); with several threads or
-  explicit partitions, validation/ProducerThreads.java (the same tool's semantics and output, threads sharing one
-  producer).
+java: Kafka's own `org.apache.kafka.tools.ProducerPerformance` (kafka-producer-perf-test); with several threads,
+  explicit partitions or an older client (the scenario's client.version), validation/ProducerThreads.java (the same
+  tool's semantics and output, threads sharing one producer), run on that client's jars.
 kafka-python, confluent-kafka: kafkasim.validation.pyperf, the same tool's semantics and output for Python clients.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Callable
 from pathlib import Path
 
 from kafkasim.validation.errors import UserError
-from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, java_command
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_jars, client_release, compiled, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")
 CLIENT_HEAP = "512m"  # what bin/kafka-producer-perf-test.sh gives the tool
@@ -95,10 +95,14 @@ def _number(value: float) -> str:
 def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records: int,
          warmup_records: int = 0) -> list[str]:
     args = perf_args(sc, target, topic, records, warmup_records)
-    if client == "java" and (sc.threads > 1 or sc.workload.partition_choice != "partitioner"):
+    release = client_release(sc.client.version) if client == "java" else None
+    if client == "java" and (sc.threads > 1 or sc.workload.partition_choice != "partitioner"
+                             or release != KAFKA_VERSION):  # (ProducerPerformance needs the current client)
         args += ["--threads", str(sc.threads), "--partition-choice", sc.workload.partition_choice,
                  "--partitions", str(sc.topic.partitions)]
-        cmd = java_command(lib, THREADED_TOOL.stem, args, heap=CLIENT_HEAP, classes=compiled(lib, THREADED_TOOL))
+        jars = client_jars(lib, release)
+        cmd = java_command(lib, THREADED_TOOL.stem, args, heap=CLIENT_HEAP, classes=compiled(lib, THREADED_TOOL, jars),
+                           jars=jars)
     elif client == "java":
         cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance", args, heap=CLIENT_HEAP)
     elif client in ("kafka-python", "confluent-kafka"):
@@ -108,9 +112,10 @@ def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records:
     return [*target.client_prefix, *cmd]
 
 
-def client_version(client: str) -> str:
+def client_version(client: str, sc=None) -> str:
+    """The release of the client measured: for java, the scenario's client.version (the current one without)."""
     if client == "java":
-        return KAFKA_VERSION
+        return KAFKA_VERSION if sc is None else client_release(sc.client.version)
     if client == "kafka-python":
         import kafka
         return kafka.__version__
