@@ -1,6 +1,7 @@
 """Live smoke test: a real Kafka 4.3.1 broker (downloaded once from Maven Central), two short perf-test runs
 (the Java tool and kafkasim's kafka-python clone), sane results, and nothing left running afterwards."""
 import os
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -98,6 +99,28 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
 
     # A rerun into the same file skips what is there (resumable).
     assert measurer.measure(Config(scenario, "java"), target) == []
+
+
+def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path, monkeypatch):
+    """The warm-up of the first configuration measured on a cluster repeats until CLUSTER_WARMUP_SECONDS of load have
+    run, and says how the brokers' CPU a record went; later configurations warm up once."""
+    import io
+    from kafkasim.validation import measure
+    monkeypatch.setattr(measure, "CLUSTER_WARMUP_SECONDS", 4.0)
+    scenario = tmp_path / "smoke.yaml"
+    scenario.write_text(SCENARIO)
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    out = io.StringIO()
+    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=20000, out=out)
+    measurer.measure(Config(scenario, "java"), target)
+    measurer.measure(Config(scenario, "java", ["producer.linger.ms=1"]), target)
+    first, second = [line for line in out.getvalue().splitlines() if "warm-up" in line]
+    sent, runs, seconds = re.search(r"warm-up \((\d+) records in (\d+) runs, (\d+) s, discarded\): [\d,]+ rec/s; "
+                                    r"the brokers' CPU a record [\d.]+ → [\d.]+ us$", first).groups()
+    assert int(runs) >= 2 and int(seconds) >= 4 and int(sent) > 20000 * int(runs), first   # later runs sized to fill
+    assert re.search(r"warm-up \(20000 records, discarded\): [\d,]+ rec/s$", second), second
+    assert [r["ok"] for r in measurer.store.records()] == [True, True]
 
 
 def _end_offsets(lib, bootstrap: str, topic: str) -> dict[int, int]:
