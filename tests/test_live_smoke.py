@@ -103,7 +103,8 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
 
 def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path, monkeypatch):
     """The warm-up of the first configuration measured on a cluster repeats until CLUSTER_WARMUP_SECONDS of load have
-    run, and says how the brokers' CPU a record went; later configurations warm up once."""
+    run, and says how the brokers' CPU a record went; later configurations warm up once. Each run's progress line
+    gives the brokers' CPU a record."""
     import io
     from kafkasim.validation import measure
     monkeypatch.setattr(measure, "CLUSTER_WARMUP_SECONDS", 4.0)
@@ -121,6 +122,8 @@ def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path
     assert int(runs) >= 2 and int(seconds) >= 4 and int(sent) > 20000 * int(runs), first   # later runs sized to fill
     assert re.search(r"warm-up \(20000 records, discarded\): [\d,]+ rec/s$", second), second
     assert [r["ok"] for r in measurer.store.records()] == [True, True]
+    runs = [line for line in out.getvalue().splitlines() if " run 1/1: " in line]   # each says what the brokers took
+    assert len(runs) == 2 and all(re.search(r", brokers [\d.]+ us CPU a record \(", line) for line in runs), runs
 
 
 def _end_offsets(lib, bootstrap: str, topic: str) -> dict[int, int]:
