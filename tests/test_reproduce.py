@@ -26,7 +26,9 @@ KNOWN_MISSES = {
         "394.9k → 397.8k → 404.0k, each ± 4–8k): three threads share one sticky partition (2.4's "
         "StickyPartitionCache is the producer's) whatever the partition count, so its ordering is noise that a "
         "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, and has "
-        "flipped with small changes since)",
+        "flipped with small changes since). Measured here with the 2.4 client the talk used "
+        "(validation/data/local-kontur-clients.jsonl, five passes): 6, 9, 12 and 18 partitions gave 400k, 409k, "
+        "381k and 387k records/s and 6.07–6.12 us in send(), no partition effect beyond the runs' 19–43 % range",
     ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
         "the model has XI and XII within 2 % (506.6k vs 497.7k records/s; published 421.6k vs 500.0k): its XI "
         "spends 4.3 us in send(), as XII does, where the talk measured 6.2 (XII 4.5). 2.2's round-robin sends "
@@ -35,7 +37,9 @@ KNOWN_MISSES = {
         "under 18 separate deque locks only shortens the threads' wait at the producer-wide lock, which sets the "
         "pace: simulated longer (600k records) XI and XII both reach the 500k target (496.8k, 493.2k). It passed "
         "by 0.4 % until Java's codec tail moved to the Sender: XI's batches close at linger.ms (37 KB of 64 KiB), "
-        "so the Sender, not the workers, compresses them",
+        "so the Sender, not the workers, compresses them. On a real producer here the direction holds (2.4's own "
+        "partitions 459k records/s, 4.82 us in send(), against 2.2's round-robin 377k, 6.49 us; "
+        "validation/data/local-kontur-clients.jsonl), so XI has a cost the model lacks; not found",
     ("vm-2core", "latency rises again from 32 to 50 KiB"):
         "the 50 KiB run's higher mean (42.0 vs 31.1 ms) comes from stalls in its 3rd and 4th windows (18.6 and "
         "121.3 ms avg, 920 ms max, 48.4k records/s) — the 16 KiB run stalled in its 3rd window too (194.3 ms, "
@@ -44,7 +48,10 @@ KNOWN_MISSES = {
         "with bigger batches); the model's first windows tie (13.2 vs 13.3 ms). The stalls (GC, page-cache "
         "writeback on a 2 GB VM) do not follow batch.size and the model leaves them out: its means are 4.04 ms "
         "(32 KiB) and 4.00 ms (50 KiB), and its 50 KiB run has more headroom than its 32 KiB run (119k against "
-        "104k records/s warm), so the same hiccup would cost 50 KiB less",
+        "104k records/s warm), so the same hiccup would cost 50 KiB less. Measured here with the 2.2 client the "
+        "post used (validation/data/local-vm-batch-size.jsonl, five passes), 50 KiB had the lowest mean latency "
+        "in every pass (medians 83.9, 13.6, 11.1, 2.9 ms over 8/16/32/50 KiB), and single late windows of "
+        "124–331 ms came at 8 and 16 KiB",
     ("vm-2core", "latency over 8/16/32/50 KiB is lowest at 32 KiB"):
         "see the check above: without the later stalls the model's latency keeps falling with batch.size, "
         "lowest at 50 KiB (by 0.04 ms)",
