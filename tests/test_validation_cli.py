@@ -224,3 +224,23 @@ def test_a_java_scenarios_client_version_is_the_client_measured(tmp_path, monkey
     assert cp[:2] == [str(tmp_path / "cls"), str(tmp_path / "kafka-clients-2.2.2" / "lib" / "*")], cp
     assert not any(str(lib / "*") == entry for entry in cp)   # not the 4.3 client's classes as well
     assert compiled_with == [cp[1:]]
+
+
+def test_summary_gives_the_brokers_cpu_a_record_of_each_configuration(tmp_path, capsys):
+    """brokers_us_per_record: what a run's brokers on this host took per record (None for a cluster elsewhere);
+    the summary shows its lowest and highest run per configuration."""
+    from kafkasim.validation import summary
+    from kafkasim.validation.measure import brokers_us_per_record
+
+    def run(repeat, cluster_cores, rate=400_000.0):
+        return {"key": "k", "repeat": repeat, "ok": True, "config_id": "c", "client": {"library": "java"},
+                "seconds": 10.0, "delivery_errors": 0,
+                "result": {"records": 4_000_000, "records_per_sec": rate, "latency_avg_ms": 5.0, "latency_p99_ms": 9},
+                "environment": {"cpu_during_run": {"cluster_cores": cluster_cores}}}
+    assert brokers_us_per_record(run(0, 0.25)) == pytest.approx(0.625)
+    assert brokers_us_per_record(run(0, 0.0)) is None and brokers_us_per_record({"seconds": 1.0}) is None
+    store = RunStore(tmp_path / "runs.jsonl")
+    for repeat, cores in enumerate((0.25, 0.5, 0.3)):
+        store.append(run(repeat, cores))
+    assert summary.main([str(store.path)]) == 0
+    assert " 0.62–1.25\n" in capsys.readouterr().out

@@ -254,11 +254,20 @@ def _describe(record: dict) -> str:
     # Other work on the machine during the run: it moves latencies far more than throughput.
     other = f", other processes {cpu['other_cores']:.1f} cores" if cpu and cpu["other_cores"] >= 0.2 else ""
     in_send = f", {record['worker_latency_us']:.2f} us in send()" if record.get("worker_latency_us") else ""
-    # The brokers' CPU a record (of a cluster on this host): a cold broker, or one of its slow phases, shows here.
-    broker = (f", brokers {1e6 * cpu['cluster_cores'] * record['seconds'] / r['records']:.2f} us CPU a record"
-              if cpu and cpu["cluster_cores"] > 0 and r["records"] else "")
+    broker_us = brokers_us_per_record(record)
+    broker = f", brokers {broker_us:.2f} us CPU a record" if broker_us is not None else ""
     return (f"{r['records_per_sec']:,.0f} rec/s, {r['mb_per_sec']:.1f} MB/s, avg {r['latency_avg_ms']:.1f} ms, "
             f"p99 {r['latency_p99_ms']} ms{in_send}{broker} ({record['seconds']:.1f} s{errors}{other})")
+
+
+def brokers_us_per_record(record: dict) -> float | None:
+    """The CPU a run's brokers took per record sent, in µs, where they ran on this host (None elsewhere): a cold
+    broker, or one of its slow phases, shows here (0.5–0.7 µs warm on this project's machine, 1.0–2.0 otherwise)."""
+    cpu = (record.get("environment") or {}).get("cpu_during_run")
+    records = (record.get("result") or {}).get("records")
+    if not cpu or not cpu.get("cluster_cores") or not records:
+        return None
+    return 1e6 * cpu["cluster_cores"] * record["seconds"] / records
 
 
 def spread(values: list[float]) -> dict:

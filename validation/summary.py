@@ -5,7 +5,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from kafkasim.validation.measure import spread
+from kafkasim.validation.measure import brokers_us_per_record, spread
 from kafkasim.validation.store import RunStore
 
 
@@ -19,9 +19,11 @@ def table(path: Path) -> list[dict]:
         tput = spread([r["result"]["records_per_sec"] for r in runs])
         avg = spread([r["result"]["latency_avg_ms"] for r in runs])
         p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
+        brokers = [b for b in map(brokers_us_per_record, runs) if b is not None]
         rows.append({"config_id": config_id, "client": client, "role": runs[0].get("role"), "n": tput["n"],
                      "rec_per_sec": tput["median"], "tput_range_pct": tput["range_pct"], "tput_cv_pct": tput["cv_pct"],
                      "avg_ms": avg["median"], "avg_range_pct": avg["range_pct"], "p99_ms": p99["median"],
+                     "brokers_us": (min(brokers), max(brokers)) if brokers else None,
                      "errors": sum(r.get("delivery_errors") or 0 for r in runs)})
     return rows
 
@@ -33,11 +35,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = table(Path(argv[0]))
     print(f"{'config':<32} {'client':<12} {'role':<11} {'n':>2} {'rec/s':>8} {'range%':>6} {'cv%':>5} "
-          f"{'avg ms':>8} {'range%':>6} {'p99 ms':>7} {'errors':>6}")
+          f"{'avg ms':>8} {'range%':>6} {'p99 ms':>7} {'errors':>6} {'brokers us/rec':>14}")
     for r in rows:
+        # the brokers' CPU a record, lowest–highest run: a wide span marks runs in a cold or slow broker
+        brokers = "{:.2f}–{:.2f}".format(*r["brokers_us"]) if r["brokers_us"] else "–"
         print(f"{r['config_id']:<32} {r['client']:<12} {r['role'] or '':<11} {r['n']:>2} {r['rec_per_sec']:>8.0f} "
               f"{r['tput_range_pct']:>6.0f} {r['tput_cv_pct']:>5.1f} {r['avg_ms']:>8.1f} "
-              f"{r['avg_range_pct'] or 0:>6.0f} {r['p99_ms']:>7.0f} {r['errors']:>6}")
+              f"{r['avg_range_pct'] or 0:>6.0f} {r['p99_ms']:>7.0f} {r['errors']:>6} {brokers:>14}")
     if rows:
         ranges = sorted(r["tput_range_pct"] for r in rows)
         print(f"throughput range (max−min)/median over {len(rows)} configs: median {ranges[len(ranges) // 2]:.0f} %, "
