@@ -167,8 +167,9 @@ class Measurer:
     def _warm_up(self, sc, target: Target, topic: str, name: str, label: str, records: int) -> None:
         """A discarded run with the same settings, so the broker's JIT and page cache are warm for the measured ones.
         Always with the Java tool: it is the broker that needs warming, and it warms fastest. The first configuration
-        on a cluster repeats it until CLUSTER_WARMUP_SECONDS of load have run: one short run leaves a freshly started
-        broker cold, and its JIT then takes the measured runs' CPU."""
+        on a cluster kafkasim started repeats it until CLUSTER_WARMUP_SECONDS of load have run: one short run leaves a
+        freshly started broker cold, and its JIT then takes the measured runs' CPU. (A user's cluster is taken as
+        running warm, and is not sent a minute of unthrottled load.)"""
         warm = sc.replace(**{"workload.throughput": -1})
         n, runs, sent, seconds, broker_us = records, 0, 0, 0.0, []
         while True:
@@ -179,7 +180,8 @@ class Measurer:
             runs, sent, seconds = runs + 1, sent + n, seconds + out.seconds
             if use and use["cluster_cores"] > 0:   # (0 on a cluster of another host)
                 broker_us.append(1e6 * use["cluster_cores"] * out.seconds / n)
-            if total is None or target.bootstrap in self.warm_clusters or seconds >= CLUSTER_WARMUP_SECONDS:
+            if (total is None or not target.managed or target.bootstrap in self.warm_clusters
+                    or seconds >= CLUSTER_WARMUP_SECONDS):
                 break
             # one more run, long enough for the rest of the time at this run's rate
             n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds)))
