@@ -96,9 +96,7 @@ def ensure_kafka(version: str = KAFKA_VERSION, quiet: bool = False) -> Path:
 
 def ensure_client(release: str, quiet: bool = False) -> Path:
     """The lib/ directory holding an older Java client's jars (kafka-clients and what it needs), downloading them
-    on first use. The current release's client is in ensure_kafka()'s lib/."""
-    if release == KAFKA_VERSION:
-        return ensure_kafka(quiet=quiet)
+    on first use. (The current release's client is in ensure_kafka()'s lib/: see client_jars.)"""
     return _copied(cache_dir() / f"kafka-clients-{release}", CLIENT_POM.format(release=release),
                    f"the Java client {release}", "~5 s", quiet)
 

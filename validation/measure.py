@@ -49,16 +49,17 @@ class Config:
     def load(self):
         from kafkasim.model.scenario import ScenarioError, load_scenario
         overrides = list(self.overrides)
+        if self.client == "kafka-python":  # the model knows its defaults: resolve them for the installed version
+            overrides += ["client.library=kafka-python",
+                          f"client.version={'.'.join(runners.client_version('kafka-python').split('.')[:2])}"]
         try:
-            if self.client == "java":
+            sc = load_scenario(self.scenario, overrides)
+            if self.client == "java" and sc.client.library != "java":
                 # A Java scenario's client.version is the client measured (kafka_dist.CLIENT_RELEASES); a scenario
                 # of another library is measured with the current Java client.
-                if load_scenario(self.scenario, overrides).client.library != "java":
-                    overrides += ["client.library=java", f"client.version={'.'.join(KAFKA_VERSION.split('.')[:2])}"]
-            elif self.client == "kafka-python":  # the model knows its defaults: resolve them for the installed version
-                overrides += ["client.library=kafka-python",
-                              f"client.version={'.'.join(runners.client_version('kafka-python').split('.')[:2])}"]
-            return load_scenario(self.scenario, overrides)
+                sc = load_scenario(self.scenario, overrides + [
+                    "client.library=java", f"client.version={'.'.join(KAFKA_VERSION.split('.')[:2])}"])
+            return sc
         except ScenarioError as exc:
             raise UserError(str(exc)) from None
 
@@ -178,8 +179,8 @@ class Measurer:
             use = cpu.stop(out.seconds)
             total = perftest.parse(out.stdout).total
             runs, sent, seconds = runs + 1, sent + n, seconds + out.seconds
-            if use and use["cluster_cores"] > 0:   # (0 on a cluster of another host)
-                broker_us.append(1e6 * use["cluster_cores"] * out.seconds / n)
+            if (us := brokers_us(use, out.seconds, n)) is not None:
+                broker_us.append(us)
             if (total is None or not target.managed or target.bootstrap in self.warm_clusters
                     or seconds >= CLUSTER_WARMUP_SECONDS):
                 break
@@ -262,14 +263,19 @@ def _describe(record: dict) -> str:
             f"p99 {r['latency_p99_ms']} ms{in_send}{broker} ({record['seconds']:.1f} s{errors}{other})")
 
 
-def brokers_us_per_record(record: dict) -> float | None:
-    """The CPU a run's brokers took per record sent, in µs, where they ran on this host (None elsewhere): a cold
-    broker, or one of its slow phases, shows here (0.5–0.7 µs warm on this project's machine, 1.0–2.0 otherwise)."""
-    cpu = (record.get("environment") or {}).get("cpu_during_run")
-    records = (record.get("result") or {}).get("records")
+def brokers_us(cpu: dict | None, seconds: float, records: int | None) -> float | None:
+    """The CPU the brokers took per record sent, in µs, from a CpuWatch reading, where they ran on this host (None
+    elsewhere): a cold broker, or one of its slow phases, shows here (0.5–0.7 µs warm on this project's machine,
+    1.0–2.0 otherwise)."""
     if not cpu or not cpu.get("cluster_cores") or not records:
         return None
-    return 1e6 * cpu["cluster_cores"] * record["seconds"] / records
+    return 1e6 * cpu["cluster_cores"] * seconds / records
+
+
+def brokers_us_per_record(record: dict) -> float | None:
+    """brokers_us() of a stored run."""
+    return brokers_us((record.get("environment") or {}).get("cpu_during_run"), record.get("seconds", 0.0),
+                      (record.get("result") or {}).get("records"))
 
 
 def spread(values: list[float]) -> dict:
