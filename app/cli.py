@@ -55,6 +55,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         trust = held_out_line(scenario)
         if trust:
             print(trust)
+    from kafkasim.calibration.host import profile_line
+    stale = profile_line(scenario.hardware.profile)
+    if stale:
+        print(stale, file=sys.stderr)
     return 0
 
 
@@ -80,6 +84,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from kafkasim.calibration.runs import load_observations
     from kafkasim.calibration.snapshot import snapshot_observation
 
+    if args.runs == "host":
+        from kafkasim.validation.host_calibration import calibrate_host, write_host_profile
+        if args.from_runs:
+            write_host_profile(args.from_runs, args.output)
+            print(f"wrote {args.output} from {args.from_runs}")
+        else:
+            calibrate_host(args.output, short=args.short)
+        return 0
     parameters = args.parameters.split(",") if args.parameters else None
     try:
         if args.snapshot:
@@ -109,8 +121,21 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from kafkasim.calibration.host import mismatch
+    from kafkasim.model.hardware import load_profile
     from kafkasim.validation.report import validate
+    from kafkasim.validation.store import RunStore
 
+    if args.no_fit and args.runs and os.path.isfile(args.runs):
+        hosts = [(r.get("environment") or {}).get("host") for r in RunStore(args.runs).records()]
+        runs_host = next((h for h in hosts if h), None)
+        try:
+            line = mismatch(args.base_profile, load_profile(args.base_profile).get("host"), runs_host,
+                            "the runs' host")
+        except ValueError:
+            line = None
+        if line:
+            print(line, file=sys.stderr)
     try:
         summary = validate(args.runs, args.matrix, args.client, args.base_profile, args.out_dir, args.profile,
                            args.max_records, args.max_evaluations, jobs=args.jobs,
@@ -119,6 +144,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     print(f"report: {summary['report']}\nprofile: {summary['profile']}")
+    if summary.get("unthrottled_configs"):
+        print(f"unthrottled throughput error ({summary['unthrottled_configs']} configurations): median "
+              f"{100 * summary['unthrottled_mdape']:.1f} % beside a noise floor of "
+              f"{100 * summary['unthrottled_noise_floor']:.1f} %, worst {100 * summary['unthrottled_worst']:+.1f} % "
+              f"({summary['unthrottled_worst_config']})")
     print(f"held-out throughput error (median abs): {100 * summary['throughput_mdape']:.1f} %  "
           f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %  "
           f"p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
@@ -149,8 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="prediction band from the profile's fitted uncertainty: DRAWS re-runs (default 8 "
                               "when the profile has a fit, 0 = none)")
     predict.set_defaults(func=cmd_predict)
-    calibrate = sub.add_parser("calibrate", help="fit a hardware profile's costs to measured runs")
-    calibrate.add_argument("runs", nargs="?", help="run store (JSONL) written by kafkasim measure")
+    calibrate = sub.add_parser("calibrate", help="measure this host's costs (calibrate host -o PROFILE.yaml), or fit "
+                                                 "a profile's costs to measured runs")
+    calibrate.add_argument("runs", nargs="?", help="'host': measure this host's CPU costs on a private cluster "
+                                                   "(≈ 3 min); or a run store (JSONL) written by kafkasim measure")
+    calibrate.add_argument("--short", action="store_true", help="with host: a tenth of the records (a test)")
+    calibrate.add_argument("--from-runs", metavar="RUNS.jsonl",
+                           help="with host: the profile of runs it stored before (the regression only)")
     calibrate.add_argument("--snapshot", help="instead of runs: a perf-test --print-metrics dump or a YAML of "
                                               "figures (request-latency-avg: 9.8, ...)")
     calibrate.add_argument("--scenario", help="with --snapshot: the scenario the figures were measured in")
@@ -205,11 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Bad input: one line, status 2. A failed live step: one line, status 1. No tracebacks. SIGTERM is treated
-    like Ctrl-C, so whatever a live command started is stopped on the way out."""
+    """Bad input: one line, status 2. A failed live step: one line, status 1. No tracebacks. SIGTERM and SIGHUP are
+    treated like Ctrl-C, so whatever a live command started is stopped on the way out."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C, a closed terminal and SIGTERM all stop what a live command started, even where the shell that started
+    # kafkasim in the background had set SIGINT to be ignored.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     try:
         return args.func(args)
     except (ScenarioError, UserError) as exc:

@@ -14,6 +14,7 @@ import streamlit as st
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
 from kafkasim.app.ui_run import DEFAULT_CAP, run
 from kafkasim.calibration.bands import held_out_line
+from kafkasim.calibration.host import profile_line
 from kafkasim.model import clients
 from kafkasim.model.scenario import FIELDS, ScenarioError
 
@@ -191,5 +192,8 @@ def render() -> None:
     trust = held_out_line(scenario)
     if trust:
         st.caption(trust)
+    stale = profile_line(scenario.hardware.profile)
+    if stale:
+        st.warning(stale.removeprefix("kafkasim: "))
     st.divider()
     ui_sweep.section(scenario, cap)

@@ -739,6 +739,10 @@ def run_cli(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"kafkasim: planning for {req.planned_rps:,.0f} records/s; each candidate simulates "
               f"{planner.sim_seconds():.2f} s of traffic", file=sys.stderr)
+        from kafkasim.calibration.host import profile_line
+        stale = profile_line(req.profile)
+        if stale:
+            print(stale, file=sys.stderr)
     plan = planner.run(sensitivity=not args.no_sensitivity)
     if args.format == "json":
         json.dump(plan.to_json(), sys.stdout, indent=1)

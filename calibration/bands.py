@@ -53,7 +53,10 @@ def band(scenario: Scenario, point: dict | None = None, draws: int = 8, level: f
     if not sigma:
         return None
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(66)[-1])
-    base = scenario.replace(**{"workload.records": min(scenario.workload.records, max_records)})
+    records = min(scenario.workload.records, max_records)
+    # the warm-up shortened in proportion, so it stays a part of the run
+    warmup = scenario.workload.warmup_records * records // max(1, scenario.workload.records)
+    base = scenario.replace(**{"workload.records": records, "workload.warmup_records": warmup})
     scale = dict.fromkeys(FIGURES, 1.0)
     if point is not None and base.workload.records < scenario.workload.records:
         short = simulate(base).perf_test
@@ -63,8 +66,14 @@ def band(scenario: Scenario, point: dict | None = None, draws: int = 8, level: f
         changed = {f"hardware.{k}": float(scenario.hardware[k] * np.exp(rng.normal(0.0, s)))
                    for k, s in sigma.items()}
         perf = simulate(base.replace(**changed)).perf_test
+        drawn = {f: perf[f] * scale[f] for f in FIGURES}
+        # one draw is one whole result: its percentiles stay in order after each is scaled
+        if "p50_ms" in drawn and "p99_ms" in drawn:
+            drawn["p99_ms"] = max(drawn["p99_ms"], drawn["p50_ms"])
         for f in FIGURES:
-            values[f].append(perf[f] * scale[f])
+            values[f].append(drawn[f])
     tail = (1 - level) / 2 * 100
-    return {f: (float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))) for f, v in values.items()} | \
-        {"draws": draws, "level": level}
+    ends = {f: (float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))) for f, v in values.items()}
+    if point is not None:          # the point prediction always inside its band
+        ends = {f: (min(lo, point[f]), max(hi, point[f])) for f, (lo, hi) in ends.items()}
+    return ends | {"draws": draws, "level": level}

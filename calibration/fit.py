@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from kafkasim.calibration.runs import Observation
-from kafkasim.model.hardware import HARDWARE_FIELDS, resolve_hardware
+from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile, resolve_hardware
 from kafkasim.model.scenario import from_flat
 from kafkasim.model.simulate import simulate
 
@@ -47,6 +47,14 @@ PRIOR_WEIGHT = 0.1
 # A robust loss: residuals beyond F_SCALE (in log units, ≈ 25 %) count linearly, not squared, so a configuration
 # the model cannot represent (or a noisy median) does not drag every parameter towards it.
 LOSS, F_SCALE = "soft_l1", 0.25
+
+# On a profile `kafkasim calibrate host` measured, the fit starts from the measured costs and holds each near its
+# measurement by its standard error (one standard error costs what missing one figure by 10 % does): the costs that
+# shape throughput most move only as far as their measurement allows, and the latencies nothing measures (the
+# proxy's, the hand-offs' under load) are free.
+MEASURED_PARAMETERS = ["worker.record_us", "worker.byte_ns", "sender.request_us", "broker.request_us",
+                       "broker.byte_ns", "broker.fetch_us", "broker.handoff_us", "proxy_ms"]
+MIN_SIGMA_LOG = 0.02       # a measured cost's prior is never tighter than ±2 %
 
 DEFAULT_PARAMETERS = {
     # (the costs per byte, the codecs' too, are measured thread by thread, not fitted: see
@@ -153,6 +161,17 @@ def compression_ratios(observations: list[Observation]) -> dict:
     return {k: float(np.median(v)) for k, v in seen.items()}
 
 
+def measured_errors(profile: str, library: str) -> dict[str, float]:
+    """The standard errors `kafkasim calibrate host` measured the profile's costs with, by key ({} for a profile it
+    did not measure)."""
+    try:
+        provenance = load_profile(profile).get("provenance")
+    except ValueError:
+        return {}
+    record = (provenance.get(library) or {}) if isinstance(provenance, dict) else {}
+    return {k: float(v) for k, v in (record.get("standard_errors") or {}).items() if v is not None}
+
+
 def fit(observations: list[Observation], base_profile: str, parameters: list[str] | None = None,
         max_records: int | None = None, max_evaluations: int = 60, progress=sys.stderr,
         jobs: int | None = None) -> Fit:
@@ -161,7 +180,8 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     library = observations[0].library
     if any(o.library != library for o in observations):
         raise ValueError("fit one client library at a time (use --client)")
-    parameters = parameters or DEFAULT_PARAMETERS[library]
+    errors = measured_errors(base_profile, library)
+    parameters = parameters or (MEASURED_PARAMETERS if errors else DEFAULT_PARAMETERS[library])
     for p in parameters:
         if p not in HARDWARE_FIELDS:
             raise ValueError(f"unknown parameter {p!r}: expected hardware keys such as worker.record_us")
@@ -171,6 +191,8 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
     # (with raw log-values it would start with steps of e^10).
     start = np.maximum([float(start_values[p]) for p in parameters], 1e-3)
     x0 = np.zeros(len(parameters))
+    # the prior's width per parameter, in e-folds: a measured cost's relative standard error, else 1 (weak)
+    width = np.array([max(MIN_SIGMA_LOG, errors[p] / s) if p in errors else 1.0 for p, s in zip(parameters, start)])
     started, count = time.time(), [0]
     last: dict = {}
     best = {"cost": math.inf, "x": x0}
@@ -186,7 +208,7 @@ def fit(observations: list[Observation], base_profile: str, parameters: list[str
             res = residuals_of(obs, pred)
             by_config[obs.config_id] = res
             out.extend(res.values())
-        out.extend(PRIOR_WEIGHT * x)      # the weak prior: each parameter's e-folds away from the base profile
+        out.extend(PRIOR_WEIGHT * x / width)      # the prior: each parameter's distance from the base profile
         f = np.asarray(out)
         count[0] += 1
         cost = robust_cost(f)

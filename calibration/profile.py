@@ -2,22 +2,16 @@
 from __future__ import annotations
 
 import datetime
-import os
-import platform
 from pathlib import Path
 
 import yaml
 
 from kafkasim.calibration.fit import Fit
 from kafkasim.model.hardware import load_profile
-from kafkasim.validation.environment import cpu_model
+from kafkasim.calibration.host import machine
 
 # Parameters that belong to the client library (its `clients:` section) rather than to the machine.
 CLIENT_PREFIXES = ("worker.", "sender.", "compression.")
-
-
-def machine() -> dict:
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release()}
 
 
 def fit_record(profile: str, library: str) -> dict:

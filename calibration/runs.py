@@ -102,7 +102,10 @@ def load_observations(path: str | Path, library: str | None = None, role: str | 
                 spread[target] = (max(values) - min(values)) / median if median else 0.0
                 if min(values) > 0:
                     log_range[target] = math.log(max(values) / min(values))
-        others = [r["environment"]["cpu_during_run"]["other_cores"] for r in runs
+        # other processes' CPU, and the brokers' JIT compilers' (a freshly started broker compiles for minutes, a
+        # cost of its start the model leaves out): load on the host that is not the work modelled
+        others = [r["environment"]["cpu_during_run"]["other_cores"]
+                  + r["environment"]["cpu_during_run"].get("cluster_jit_cores", 0.0) for r in runs
                   if (r.get("environment") or {}).get("cpu_during_run")]
         out.append(Observation(config_id, lib, runs[0].get("role", "held-out"), runs[0]["scenario"], measured,
                                spread, len(runs), runs, log_range=log_range,

@@ -1,4 +1,4 @@
-"""RecordAccumulator, ProducerBatch and the CompressionRatioEstimator (kafka-internals.md §3, §5).
+"""RecordAccumulator, ProducerBatch and the CompressionRatioEstimator (docs/kafka-internals.md §3, §5).
 
 Records are appended in chunks (see worker.py): a chunk registers its records in a batch together with the times
 at which each append completes, which may lie a little in the future. A batch's contents at time t are the records
@@ -18,7 +18,7 @@ from kafkasim.model.buffer_pool import BufferPool
 BATCH_HEADER_BYTES = 61
 # MemoryRecordsBuilder's COMPRESSION_RATE_ESTIMATION_FACTOR: estimates are padded by 5 %.
 ESTIMATION_FACTOR = 1.05
-# The bytes Java's compressing stream holds before it compresses them (kafka-internals.md §3): gzip's 16 KiB
+# The bytes Java's compressing stream holds before it compresses them (docs/kafka-internals.md §3): gzip's 16 KiB
 # BufferedOutputStream (deflate then keeps only its small lookahead), snappy's and lz4's blocks, and zstd's own
 # 128 KiB block behind its 16 KiB buffer. The worker pays for a buffer each time a batch's bytes fill one; whoever
 # closes the batch compresses the rest.

@@ -1,4 +1,4 @@
-"""The broker's side of a produce request (kafka-internals.md §7).
+"""The broker's side of a produce request (docs/kafka-internals.md §7).
 
 A network processor (num.network.threads, each connection pinned to one) reads the request and puts it on the
 request queue; an I/O thread (num.io.threads) appends each partition's batch to the leader's log under that
@@ -31,6 +31,7 @@ class BrokerCosts:
     network_byte: float      # per request byte read
     request: float           # I/O-thread CPU per request
     batch: float             # per partition batch appended
+    record: float            # per record appended (LogValidator checks each record of the batch)
     byte: float              # per byte appended
     recompress_byte: float   # per byte when broker compression.type differs from the producer's, else 0
     validate_byte: float = 0.0   # per uncompressed byte of a compressed batch: decompressing its records to check
@@ -38,6 +39,8 @@ class BrokerCosts:
     handoff: float = 0.0     # latency of each network ↔ I/O thread hand-off (request queue, response queue) on a
                              # host with a core per thread; a crowded host wakes threads later (Host.crowding)
     fetch: float = 0.0       # per follower fetch served as leader
+    follower_fetch: float = 0.0   # a follower's own CPU per fetch it makes (request, response, log append)
+    follower_byte: float = 0.0    # and per byte it fetches, beyond the append's byte cost
 
 
 class Broker:
@@ -232,8 +235,8 @@ class Broker:
     def _batch_work(self, batch) -> float:
         """I/O-thread CPU to validate and append one batch."""
         costs = self.costs
-        return (costs.batch + (costs.byte + costs.recompress_byte) * batch.size_on_wire
-                + costs.validate_byte * batch.bytes)
+        return (costs.batch + costs.record * batch.records
+                + (costs.byte + costs.recompress_byte) * batch.size_on_wire + costs.validate_byte * batch.bytes)
 
     def _start_background(self, io_seconds: float, cpu_seconds: float) -> None:
         """Load that is not ours: `io_seconds` of I/O-thread work per second (other producers' requests to the

@@ -1,4 +1,4 @@
-"""BufferPool: `buffer.memory` bytes shared by queued and in-flight batches (kafka-internals.md §4)."""
+"""BufferPool: `buffer.memory` bytes shared by queued and in-flight batches (docs/kafka-internals.md §4)."""
 from __future__ import annotations
 
 from collections import deque

@@ -1,4 +1,4 @@
-"""Producer defaults and behaviours that differ by client library and version (kafka-internals.md §2, §9)."""
+"""Producer defaults and behaviours that differ by client library and version (docs/kafka-internals.md §2, §9)."""
 from __future__ import annotations
 
 JAVA_VERSIONS = ("2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6",

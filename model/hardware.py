@@ -81,12 +81,20 @@ def _fields() -> dict[str, Field]:
         "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
         "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",
                               0, 10**7),
+        "broker.record_us": _f(float, 0.0, "Broker I/O-thread CPU per record appended as leader (LogValidator "
+                               "checks every record of a batch: offsets, timestamps, sizes).", 0, 10**6),
         "broker.byte_ns": _f(float, 0.5, "Broker CPU per byte appended (validation, CRC, page-cache copy).",
                              0, 10**6),
         "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
                                         "response).", 0, 10**7),
         "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
         "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
+        "broker.follower_fetch_us": _f(float, 0.0, "A follower's own CPU per fetch it makes (its fetcher thread "
+                                       "builds the request, handles the response, appends; the collector's share): "
+                                       "measured by `kafkasim calibrate host`.", 0, 10**7),
+        "broker.follower_byte_ns": _f(float, 0.0, "A follower's CPU per byte it fetches beyond the append's "
+                                      "broker.byte_ns (reading the response into the heap, the collector).",
+                                      0, 10**6),
         "broker.handoff_us": _f(float, 0.0, "Latency, not CPU, of each hand-off between a broker's network and "
                                 "I/O threads: a request waits it on the request queue and again on the response "
                                 "queue (a thread waking up), on a host with a core per thread; times threads per core on a host short "
@@ -141,8 +149,20 @@ class Hardware:
         raise KeyError(f"{key} is not a time")
 
 
+THIS_HOST = "this-host"      # the profile `kafkasim calibrate host` last measured on this machine
+
+
+def this_host_path() -> Path:
+    """Where `kafkasim calibrate host` keeps this machine's profile (in the user's cache directory)."""
+    import os
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kafkasim" / "profiles" / f"{THIS_HOST}.yaml"
+
+
 def profile_path(name: str) -> Path:
-    """A built-in profile's file, or the path itself when `name` is a .yaml path."""
+    """A built-in profile's file, this host's measured one (this-host), or the path itself for a .yaml path."""
+    if name == THIS_HOST:
+        return this_host_path()
     return Path(name) if name.endswith((".yaml", ".yml")) else PROFILE_DIR / f"{name}.yaml"
 
 
@@ -153,6 +173,9 @@ def profile_names() -> list[str]:
 
 def load_profile(name: str) -> dict[str, Any]:
     path = profile_path(name)
+    if name == THIS_HOST and not path.is_file():
+        raise ValueError(f"hardware.profile={THIS_HOST} is not allowed yet: this host has not been measured; "
+                         f"`kafkasim calibrate host -o PROFILE.yaml` measures it (≈ 1–2 min) and keeps it as {THIS_HOST}")
     if not path.is_file():
         known = ", ".join(profile_names())
         raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")

@@ -5,10 +5,11 @@ runs through a method as C2 code, while its compiler threads (C1 and C2) take CP
 Both cost. On a small host shared with the brokers they decide perf-test's first seconds: measured here, a
 10-second throttled run's p99 fell from ≈ 1 s to ≈ 30 ms with C2 turned off (-XX:TieredStopAtLevel=1).
 
-Each thread's code warms with its own use, not with time: HotSpot compiles a method once it has been invoked
+Each path's code warms with its own use, not with time: HotSpot compiles a method once it has been invoked
 often enough (Tier3InvocationThreshold 200, Tier4InvocationThreshold 5000). The worker's path runs once per
-record and warms within its first records; the Sender's runs once per request, so it stays slow for its first
-requests, which at 60 records per request carry many records. A throttled run's catch-up burst thus queues behind
+record and warms within its first records; the Sender's request path runs once per request, so it stays slow for
+its first requests, which at 60 records per request carry many records; its completion paths run once per batch and
+once per record (the callbacks), and warm with those. A throttled run's catch-up burst thus queues behind
 a cold Sender (measured: record-queue-time-max within 30 ms of the p99 in every throttled run), not a cold worker.
 Measured (python -m kafkasim.validation.jit, 2026-11-22): beyond its costs per request and per byte the Sender
 took a fixed ≈ 0.65 CPU-s in runs of 343 to 13,334 requests, most of it in the first few hundred; with tiny
@@ -43,7 +44,8 @@ class JitCompiler:
                  warm_invocations: float):
         self.cold = cold_factor
         self.warm = warm_invocations
-        self.runs = {"worker": 0, "sender": 0}       # records sent, requests built
+        # runs through each path so far: records sent, requests built, batches completed, records' callbacks
+        self.runs = {"worker": 0, "sender": 0, "completion": 0, "callback": 0}
         if cpu_seconds > 0:
             host.add_threads(2, passing=True)
             for share in (C1_SHARE, 1 - C1_SHARE):
@@ -51,7 +53,8 @@ class JitCompiler:
 
     def factor(self, path: str, count: int = 1) -> float:
         """How many times its warm CPU cost the next `count` runs through `path` ("worker": records, "sender":
-        requests) take, on average; counts them as run."""
+        requests, "completion": batches completed, "callback": records completed) take, on average; counts them
+        as run."""
         n, w = self.runs[path], self.warm
         self.runs[path] = n + count
         if self.cold == 1.0 or w <= 0:

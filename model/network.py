@@ -1,4 +1,4 @@
-"""Produce requests and the connection a producer holds to each broker (kafka-internals.md §5, §6)."""
+"""Produce requests and the connection a producer holds to each broker (docs/kafka-internals.md §5, §6)."""
 from __future__ import annotations
 
 from collections import deque

@@ -1,4 +1,4 @@
-"""Partition choice for the records a worker thread sends (kafka-internals.md §2).
+"""Partition choice for the records a worker thread sends (docs/kafka-internals.md §2).
 
 A partitioner hands out *runs*: the partitions of the next records, up to the point where its own state would
 change (a sticky switch) — one int when they all go to one partition (the common, cheap case), else an array.

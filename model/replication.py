@@ -1,4 +1,4 @@
-"""Replica assignment, follower fetchers, the high watermark and acks=all (kafka-internals.md §7).
+"""Replica assignment, follower fetchers, the high watermark and acks=all (docs/kafka-internals.md §7).
 
 Followers run `num.replica.fetchers` fetcher threads per source broker. A fetch carries the follower's log end
 offset, which is how the leader learns what the follower has; the fetch is parked on the leader until new data
@@ -143,7 +143,8 @@ class Replication:
             # appends it to its own log (per batch and byte; the per-request cost is the produce path's).
             # The leader serves the fetch (its own per-fetch cost), then the bytes go out zero-copy.
             read = costs.fetch + costs.network_request + costs.network_byte * nbytes
-            append = costs.batch * nbatches + costs.byte * nbytes
+            append = (costs.follower_fetch + costs.batch * nbatches
+                      + (costs.byte + costs.follower_byte) * nbytes)
             if leader_host.cpu is None and follower_host.cpu is None:
                 # No core to wait for: the whole way back is one delay.
                 leader_host.busy_seconds += read

@@ -1,6 +1,6 @@
 """What one simulated run shows: perf-test's lines, the producer's JMX metrics, utilisations and the verdict.
 
-Definitions follow kafka-internals.md §8: perf-test latency runs from just before send() to the callback, in whole
+Definitions follow docs/kafka-internals.md §8: perf-test latency runs from just before send() to the callback, in whole
 milliseconds; percentiles are sorted samples at (int)(p·n) over at most 500000 samples; MB is 1048576 bytes;
 record-queue-time is per batch; request-latency runs from request creation to its response.
 """

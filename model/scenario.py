@@ -7,6 +7,8 @@ value and what is allowed.
 """
 from __future__ import annotations
 
+import math
+
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
@@ -333,7 +335,9 @@ def check_key(key: str) -> None:
 def check_value(key: str, value: Any) -> Any:
     """The value converted to the field's kind, or ScenarioError naming key, value and what is allowed."""
     f = FIELDS[key]
-    bad = ScenarioError(f"{key}={value!r} is not allowed: expected {f.allowed()}")
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."     # (a huge value is named, not echoed whole)
+    bad = ScenarioError(f"{key}={shown} is not allowed: expected {f.allowed()}")
     if isinstance(f.kind, tuple):
         text = _kafka_text(value).lower() if not isinstance(value, str) else value.lower()
         if text not in f.kind:
@@ -353,8 +357,10 @@ def check_value(key: str, value: Any) -> Any:
         raise bad
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise bad from None
+    if not math.isfinite(number):            # NaN passes every comparison, and infinity every upper bound
+        raise bad
     if f.kind is int:
         if not number.is_integer():
             raise bad

@@ -1,4 +1,4 @@
-"""The Sender thread: ready, drain, send, and complete (kafka-internals.md §5).
+"""The Sender thread: ready, drain, send, and complete (docs/kafka-internals.md §5).
 
 One loop, as Sender.runOnce: handle the responses that arrived (completing batches and running the user callbacks
 on this thread), find ready partitions and nodes, drain at most one batch per partition into one request per node
@@ -277,9 +277,9 @@ class Sender:
             nrecords += request.records
         start = self.env.now
         per_batch, per_record = self.costs.batch, self.costs.record
-        if self.jit is not None:
-            slow = self.jit.factor("sender", 0)        # (responses: as warm as the requests built so far)
-            per_batch, per_record = per_batch * slow, per_record * slow
+        if self.jit is not None:      # (each path warms with its own runs: a batch's completion, a record's callback)
+            per_batch *= self.jit.factor("completion", nbatches)
+            per_record *= self.jit.factor("callback", nrecords)
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
         first = start + per_batch * nbatches + per_record
         for request in responses:

@@ -84,6 +84,7 @@ class Cluster:
             network_byte=hw.seconds("broker.network_byte_ns"),
             request=hw.seconds("broker.request_us"),
             batch=hw.seconds("broker.batch_us"),
+            record=hw.seconds("broker.record_us"),
             byte=hw.seconds("broker.byte_ns"),
             recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
                              if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
@@ -91,6 +92,8 @@ class Cluster:
             service_cv=hw["broker.service_cv"],
             handoff=hw.seconds("broker.handoff_us"),
             fetch=hw.seconds("broker.fetch_us"),
+            follower_fetch=hw.seconds("broker.follower_fetch_us"),
+            follower_byte=hw.seconds("broker.follower_byte_ns"),
         )
         self.replication = Replication(env, s, self)
         # Partitions per broker beyond ours: each takes housekeeping CPU, and the background ones their own load.

@@ -1,4 +1,4 @@
-"""Worker threads: the application threads calling KafkaProducer.send() (kafka-internals.md §1).
+"""Worker threads: the application threads calling KafkaProducer.send() (docs/kafka-internals.md §1).
 
 A worker sends its records in *chunks*: the records it can send back to back without its state changing — until
 the throttle would sleep, a batch is full, or the partitioner switches. A chunk costs one or a few SimPy events;

@@ -71,7 +71,7 @@ def broker_queue(rho: float, cv: float, connections: int, n: int, seed: int) -> 
     arrays (ms) of arrival time, RequestQueueTimeMs, LocalTimeMs (the service: nothing else costs time here) and
     sojourn (arrival to response), the first 10 % left out of the means as warm-up."""
     env = simpy.Environment()
-    costs = BrokerCosts(network_request=0.0, network_byte=0.0, request=SERVICE, batch=0.0, byte=0.0,
+    costs = BrokerCosts(network_request=0.0, network_byte=0.0, request=SERVICE, batch=0.0, record=0.0, byte=0.0,
                         recompress_byte=0.0, service_cv=cv)
     broker = Broker(env, 0, Host(env, "broker", 0), costs, network_threads=connections, io_threads=1,
                     connections=connections, disk=Pipe("disk", 1e15), replication=StubLog(),
@@ -86,7 +86,8 @@ def broker_queue(rho: float, cv: float, connections: int, n: int, seed: int) -> 
         for i, gap in enumerate(arrivals):
             yield env.timeout(gap)
             request = SimpleNamespace(size=0, times=None,
-                                      batches=[SimpleNamespace(partition=i % 3, size_on_wire=0, bytes=0, offset=0)])
+                                      batches=[SimpleNamespace(partition=i % 3, size_on_wire=0, bytes=0, records=1,
+                                                             offset=0)])
             requests.append(request)
             conns[i % connections].push(request)
 

@@ -36,6 +36,9 @@ def add_commands(subparsers) -> None:
     m.add_argument("--out", type=Path, default=Path("runs.jsonl"), help="JSONL file the runs are appended to")
     m.add_argument("--command-config", type=Path, metavar="FILE",
                    help="client properties (security.protocol, SASL, SSL) as Kafka's tools take them")
+    m.add_argument("--base-port", type=int, metavar="PORT",
+                   help="first port of the private cluster kafkasim starts (default: the first free block from "
+                        "19092 in steps of 1000)")
     m.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. producer.batch.size=65536 (repeatable)")
     m.set_defaults(func=_measure)
@@ -104,7 +107,7 @@ def _measure(args: argparse.Namespace) -> int:
     # Load every scenario first (a typo fails before anything starts), then group by cluster shape.
     loaded = [(c, c.load()) for c in configs]
     loaded.sort(key=lambda cs: (cs[1].cluster.brokers, cs[1].network.rtt_ms, cs[1].network.bandwidth_mbit))
-    pool = targets.ClusterPool(command_config=args.command_config, say=measurer.say)
+    pool = targets.ClusterPool(command_config=args.command_config, say=measurer.say, base_port=args.base_port)
     try:
         for i, (config, sc) in enumerate(loaded):
             target = targets.resolve(sc, args.bootstrap_server, args.command_config, pool)

@@ -26,9 +26,10 @@ from kafkasim.validation.kafka_dist import KAFKA_VERSION, cache_dir, ensure_kafk
 
 DEFAULT_BASE_PORT = 9092
 # Port layout, node i (0-based): client/inter-broker listener base+i, controller base+100+i,
-# EXTERNAL listener (used behind network emulation) base+200+i.
+# EXTERNAL listener (used behind network emulation) base+200+i, JMX (loopback only) base+300+i.
 CONTROLLER_OFFSET = 100
 EXTERNAL_OFFSET = 200
+JMX_OFFSET = 300
 BROKER_HEAP = "512m"  # 2 cores and a client share the machine; Kafka's own default of 1 GiB buys nothing here
 
 BROKER_LOG4J = """# kafkasim: broker logs to a bounded rolling file.
@@ -142,15 +143,10 @@ class Cluster:
         if self.state.netns:
             return  # a fresh namespace has nothing listening
         b = self.state.base_port
-        for i in range(self.state.brokers):
-            for port in (b + i, b + CONTROLLER_OFFSET + i, b + EXTERNAL_OFFSET + i):
-                with socket.socket() as s:
-                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    try:
-                        s.bind(("127.0.0.1", port))
-                    except OSError:
-                        raise UserError(f"port {port} on 127.0.0.1 is in use; stop what uses it or choose another "
-                                        f"--base-port (this cluster needs {b}..{b + EXTERNAL_OFFSET + 2})") from None
+        busy = busy_port(b, self.state.brokers)
+        if busy is not None:
+            raise UserError(f"port {busy} on 127.0.0.1 is in use; stop what uses it or choose another "
+                            f"--base-port (this cluster needs {b}..{b + JMX_OFFSET + 2})")
 
     def _server_properties(self, i: int) -> str:
         s, b, n = self.state, self.state.base_port, self.state.brokers
@@ -191,6 +187,9 @@ class Cluster:
         lib = ensure_kafka(quiet=quiet)
         self._check_ports_free()
         if self.directory.exists():
+            if any(self.directory.iterdir()) and not self.state_file.exists():
+                raise UserError(f"--dir {self.directory} holds files that are not a kafkasim cluster's; give an "
+                                f"empty or new directory (kafkasim deletes only what it created)")
             shutil.rmtree(self.directory)  # what a stopped cluster left behind: old data and logs
         self.directory.mkdir(parents=True)
         self.state.cluster_id = _random_cluster_id()
@@ -229,7 +228,7 @@ class Cluster:
         node = self.node_dir(i)
         cmd = java_command(lib, "kafka.Kafka", [str(node / "server.properties")], heap=self.heap,
                            log_config=node / "log4j2.properties")
-        cmd[1:1] = [f"-Xms{self.heap}", f"-Dkafka.logs.dir={node / 'logs'}"]
+        cmd[1:1] = [f"-Xms{self.heap}", f"-Dkafka.logs.dir={node / 'logs'}", *jmx_flags(self.jmx_port(i))]
         with open(node / "logs" / "stdout.log", "ab") as out:
             # Own session = own process group: `down` signals the group, so nothing the JVM forks survives it.
             proc = subprocess.Popen([*self.state.prefix, *cmd], stdout=out, stderr=subprocess.STDOUT,
@@ -283,6 +282,10 @@ class Cluster:
             why = errors[-1].strip() if errors else f"see {log}"
             raise LiveError(f"node {i + 1} exited during start: {why}")
 
+    def jmx_port(self, i: int) -> int:
+        """Node i's JMX port (loopback, no authentication: its brokers' thread CPU and request metrics)."""
+        return self.state.base_port + JMX_OFFSET + i
+
     # ---- one node down and back (cluster.offline_brokers) ------------------------------------------------------
     def stop_node(self, i: int, grace: float = 60) -> None:
         """Stop node i (0-based) as an operator would: SIGTERM, so that the broker shuts down in a controlled way
@@ -333,9 +336,42 @@ class Cluster:
         return pids
 
 
+def busy_port(base: int, brokers: int) -> int | None:
+    """The first port a cluster on `base` needs that something on 127.0.0.1 already uses, or None."""
+    for i in range(brokers):
+        for port in (base + i, base + CONTROLLER_OFFSET + i, base + EXTERNAL_OFFSET + i, base + JMX_OFFSET + i):
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    return port
+    return None
+
+
+def free_base_port(start: int, brokers: int = 3, step: int = 1000, tries: int = 20) -> int:
+    """The first of start, start + step, … whose ports are all free (each private cluster its own ports)."""
+    for k in range(tries):
+        if busy_port(start + k * step, brokers) is None:
+            return start + k * step
+    raise UserError(f"no free block of ports from {start} in steps of {step}; choose one with --base-port")
+
+
+def jmx_flags(port: int) -> list[str]:
+    """A JMX connector on 127.0.0.1:port only, registry and server on the one port."""
+    return ["-Dcom.sun.management.jmxremote", f"-Dcom.sun.management.jmxremote.port={port}",
+            f"-Dcom.sun.management.jmxremote.rmi.port={port}", "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+            "-Djava.rmi.server.hostname=127.0.0.1", "-Dcom.sun.management.jmxremote.authenticate=false",
+            "-Dcom.sun.management.jmxremote.ssl=false", "-Dcom.sun.management.jmxremote.local.only=true"]
+
+
 def _random_cluster_id() -> str:
-    # What `StorageTool random-uuid` prints: 16 random bytes, url-safe base64 without padding.
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    # What `StorageTool random-uuid` prints: 16 random bytes, url-safe base64 without padding; never a leading '-'
+    # (StorageTool would read it as a flag).
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def _signal_group(pid: int, sig: int) -> None:

@@ -11,14 +11,7 @@ from pathlib import Path
 from kafkasim.validation.kafka_dist import KAFKA_VERSION
 
 
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from kafkasim.calibration.host import cpu_model  # noqa: E402  (re-exported: the measurement's machine)
 
 
 @functools.cache
@@ -86,12 +79,32 @@ def own_pids(names: tuple[bytes, ...] = OWN_PROCESSES) -> list[int]:
     return pids
 
 
-def own_processes_seconds() -> float:
-    """CPU-seconds used so far by this host's Kafka nodes and proxies (whoever started them)."""
-    total = 0.0
+def own_processes_seconds() -> dict[int, float]:
+    """CPU-seconds used so far by each of this host's Kafka nodes and proxies (whoever started them), by pid."""
+    out = {}
     for pid in own_pids():
         try:
-            total += cpu_seconds(Path(f"/proc/{pid}/stat"))
+            out[pid] = cpu_seconds(Path(f"/proc/{pid}/stat"))
+        except OSError:
+            continue
+    return out
+
+
+def since(start: dict[int, float], now: dict[int, float]) -> float:
+    """CPU-seconds between two readings of own_processes_seconds(): the processes alive at the second (one that
+    started in between from zero); one that exited in between leaves only its earlier share out, never a negative."""
+    return sum(max(0.0, seconds - start.get(pid, 0.0)) for pid, seconds in now.items())
+
+
+def nodes_jit_seconds() -> float:
+    """CPU-seconds the JIT compilers of this host's Kafka nodes have used so far: a freshly started broker compiles
+    for minutes, a cost of its start, not of the work measured."""
+    total = 0.0
+    for pid in own_pids((KAFKA_NODE,)):
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                if thread_kind((task / "comm").read_text().strip()) in ("C1", "C2"):
+                    total += cpu_seconds(task / "stat")
         except OSError:
             continue
     return total
@@ -159,6 +172,7 @@ class CpuWatch:
     def __init__(self):
         self.busy = host_busy_seconds()
         self.own = own_processes_seconds()
+        self.jit = nodes_jit_seconds()
         self.children = self._children()
 
     @staticmethod
@@ -171,7 +185,8 @@ class CpuWatch:
             return None
         busy = host_busy_seconds() - self.busy
         client = self._children() - self.children
-        cluster = own_processes_seconds() - self.own
+        cluster = since(self.own, own_processes_seconds())
+        jit = nodes_jit_seconds() - self.jit
         return {"busy_cores": round(busy / seconds, 3), "client_cores": round(client / seconds, 3),
-                "cluster_cores": round(cluster / seconds, 3),
+                "cluster_cores": round(cluster / seconds, 3), "cluster_jit_cores": round(max(0.0, jit) / seconds, 3),
                 "other_cores": round(max(0.0, busy - client - cluster) / seconds, 3)}

@@ -20,7 +20,7 @@ import sys
 import time
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
-from kafkasim.validation.environment import KAFKA_NODE, ThreadCpu, own_pids, own_processes_seconds
+from kafkasim.validation.environment import KAFKA_NODE, ThreadCpu, own_pids, own_processes_seconds, since
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
@@ -89,10 +89,10 @@ def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadC
         if cpu and now - printed[0] >= interval:
             printed[0] = now
             print(f"{now:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in COLUMNS[:-1])
-                  + f"  {own_processes_seconds() - broker_start:6.2f}", flush=True)
+                  + f"  {since(broker_start, own_processes_seconds()):6.2f}", flush=True)
 
     out = runners.run(cmd, limit, watch)
-    broker = {"all": own_processes_seconds() - broker_start, "JIT": _compilers(brokers) - compiling}
+    broker = {"all": since(broker_start, own_processes_seconds()), "JIT": _compilers(brokers) - compiling}
     return out.stdout, threads, broker
 
 

@@ -91,6 +91,7 @@ class Measurer:
         self.secrets = secret_values(props)
         self.lib = ensure_kafka()
         self.warm_clusters: set[str] = set()   # bootstrap addresses whose brokers this Measurer has warmed
+        self.host = None                       # this host's fingerprint, measured before the first run
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -198,6 +199,12 @@ class Measurer:
         cmd = runners.argv(config.client, self.lib, sc, target, topic, n, sc.workload.warmup_records)
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         env = environment.snapshot()
+        if self.host is None:
+            from kafkasim.validation.host_calibration import measure_speed
+            self.host = measure_speed(self.lib)
+            self.say(f"this host: {self.host['cpu']}, {self.host['cores']} cores, speed score "
+                     f"{self.host['speed_score']:.0f}")
+        env["host"] = self.host
         cpu = environment.CpuWatch()
         threads = environment.ThreadCpu() if config.client == "java" else None
         out = runners.run(cmd, runners.time_limit(sc, n), threads.sample if threads else None)

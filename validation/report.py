@@ -102,7 +102,18 @@ def summarise(rows: list[Row]) -> dict:
     noise = [run_noise(r.obs) for r in held]
     spread = [r.obs.spread.get("records_per_sec", 0.0) for r in held]
     throttled = [r for r in held if r.obs.throttled]
+    # A throttled run sits at its target by design: its throughput says nothing, its latency does.
+    free = [r for r in held if not r.obs.throttled]
+    free_errors = [r.ratio("records_per_sec") - 1 for r in free if r.ratio("records_per_sec") is not None]
+    worst = max(free_errors, key=abs) if free_errors else math.nan
     return {
+        "unthrottled_configs": len(free),
+        "unthrottled_mdape": _mdape(free),
+        "unthrottled_worst": float(worst),
+        "unthrottled_worst_config": next((r.obs.config_id for r in free
+                                          if r.ratio("records_per_sec") is not None
+                                          and r.ratio("records_per_sec") - 1 == worst), None),
+        "unthrottled_noise_floor": float(np.median([run_noise(r.obs) for r in free])) if free else math.nan,
         "held_out_configs": len(held),
         "calibration_configs": len(rows) - len(held),
         "throughput_mdape": _mdape(held),

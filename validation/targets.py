@@ -3,9 +3,11 @@ or one kafkasim starts just for the measurement (needed for network conditions a
 brokers). Clusters started here are stopped when the measurement ends, however it ends."""
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
-from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.errors import UserError
 from kafkasim.validation.kafka_dist import cache_dir
 from kafkasim.validation.runners import Target, stopping_brokers_error
@@ -22,11 +24,14 @@ def emulated(network: dict) -> bool:
 
 
 class ClusterPool:
-    """At most one private cluster at a time, restarted only when (brokers, network) changes."""
+    """At most one private cluster at a time, restarted only when (brokers, network) changes. Each measurement's
+    has its own directory and, unless given, the first free block of ports from PRIVATE_BASE_PORT, so two
+    measurements at once never touch each other's brokers."""
 
-    def __init__(self, directory: Path | None = None, base_port: int = PRIVATE_BASE_PORT,
+    def __init__(self, directory: Path | None = None, base_port: int | None = None,
                  command_config: Path | None = None, say=print):
-        self.directory = Path(directory or cache_dir() / "measure-cluster")
+        self.own_directory = directory is None
+        self.directory = Path(directory or cache_dir() / f"measure-cluster-{os.getpid()}")
         self.base_port = base_port
         self.command_config = command_config
         self.say = say
@@ -40,7 +45,9 @@ class ClusterPool:
         if want == self.current and self.target_ is not None:
             return self.target_
         self.close()
-        self.say(f"starting a private {brokers}-broker cluster in {self.directory}"
+        if self.base_port is None:
+            self.base_port = free_base_port(PRIVATE_BASE_PORT, 3)
+        self.say(f"starting a private {brokers}-broker cluster in {self.directory} on ports {self.base_port}.."
                  + (f" behind {_describe_network(network)}" if emulated(network) else ""))
         if emulated(network):
             from kafkasim.validation.network import NetworkLab
@@ -67,6 +74,8 @@ class ClusterPool:
         try:
             if self.cluster is not None:
                 self.cluster.down()
+                if self.own_directory:           # (a per-measurement directory: nothing to keep once stopped)
+                    shutil.rmtree(self.directory, ignore_errors=True)
         finally:
             self.cluster, self.current, self.target_ = None, None, None
             if self.lab is not None:

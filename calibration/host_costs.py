@@ -1,0 +1,209 @@
+"""A host's CPU costs from its threads' CPU time: linear regression over a designed matrix of real runs.
+
+Each run (validation/HostCosts.java) counts what a producer did — records, record bytes, batches, requests, bytes
+on the wire and before compression — and the CPU each thread took: the worker (the thread calling send()), the
+Sender, the leader broker's network threads and the rest of its process, the followers. Each thread's CPU is a sum
+of the model's costs times those counts (the model charges exactly these terms), so the costs are the coefficients
+of a non-negative least-squares fit, with standard errors from the residuals. Nothing here fits throughput.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+from kafkasim.model.hardware import CODECS
+
+US, NS = 1e-6, 1e-9
+WARM_INVOCATIONS = 300.0          # jvm.warm_invocations: the e-folding the cold factor is measured against
+# What the model charges a worker per record: worker.record_us and the two lock hold times. One thread's runs give
+# their sum only; it is split as the fields' defaults split it (the locks matter to threads sharing a producer).
+PER_RECORD_KEYS = ("worker.record_us", "worker.lock_us", "worker.metadata_lock_us")
+
+
+@dataclass(frozen=True)
+class Cost:
+    value: float
+    se: float
+    runs: int
+
+
+def regress(y: np.ndarray, columns: dict[str, np.ndarray], units: dict[str, float]) -> dict[str, Cost]:
+    """Non-negative least squares of y (CPU-seconds) on the columns (counts × unit): coefficients in the units'
+    terms (us or ns), each with its standard error from the residual variance."""
+    names = list(columns)
+    x = np.column_stack([columns[k] * units[k] for k in names])
+    fit = lsq_linear(x, y, bounds=(0, np.inf))
+    n, k = x.shape
+    resid = y - x @ fit.x
+    sigma2 = float(resid @ resid) / max(1, n - k)
+    try:
+        cov = sigma2 * np.linalg.inv(x.T @ x)
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except np.linalg.LinAlgError:
+        se = np.full(k, np.inf)
+    return {name: Cost(float(fit.x[i]), float(se[i]), n) for i, name in enumerate(names)}
+
+
+def _counts(run: dict) -> dict[str, float]:
+    """A run's counts: records, record bytes, batches, requests, wire bytes, bytes before compression."""
+    m = run["measured"]
+    n = float(m["records"]) + 1            # (+ the one record sent to connect before the measured phase)
+    return {"records": n, "record_bytes": n * run["size"], "batches": float(m["batches"]),
+            "requests": float(m["request-total"]), "bytes": float(m["bytes"]), "uncompressed": float(m["uncompressed"])}
+
+
+def _codec_columns(runs: list[dict], counts: list[dict], prefix: str, suffix: str) -> dict[str, np.ndarray]:
+    return {f"{prefix}.{codec}.{suffix}": np.array([c["uncompressed"] if r["codec"] == codec else 0.0
+                                                    for r, c in zip(runs, counts)])
+            for codec in CODECS if any(r["codec"] == codec for r in runs)}
+
+
+def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
+    """The model's costs from HostCosts runs (each with its settings: size, codec, replicas, throttled), and what
+    else the runs show (idle brokers, the followers' measured against modelled CPU) for the profile's record."""
+    # (a throttled run's threads sleep and wake for every few records: it measures the hand-offs, not the costs)
+    produce = [r for r in runs if r["replicas"] == 1 and not r.get("throttled") and r["measured"]["errors"] == 0]
+    counts = [_counts(r) for r in produce]
+    col = lambda key: np.array([c[key] for c in counts])                                           # noqa: E731
+    costs: dict[str, Cost] = {}
+
+    worker = {"worker.record_us": col("records"), "worker.byte_ns": col("record_bytes"),
+              "worker.batch_us": col("batches"), **_codec_columns(produce, counts, "compression", "byte_ns")}
+    y = np.array([r["measured"]["worker_cpu_s"] for r in produce])
+    costs.update(regress(y, worker, _units(worker)))
+
+    sender = {"sender.request_us": col("requests"), "sender.batch_us": col("batches"),
+              "sender.record_us": col("records"), "sender.byte_ns": col("bytes")}
+    y = np.array([r["measured"]["sender_cpu_s"] for r in produce])
+    costs.update(regress(y, sender, _units(sender)))
+
+    # The brokers: the leader's network threads, and the rest of its process (I/O threads, the collector, the
+    # log's background work) less what an idle broker takes in the same time.
+    # The first run's brokers are fresh JVMs still compiling their hot paths: they are left out.
+    idle = _idle_cores(produce)
+    warm = [i for i, r in enumerate(produce) if r is not runs[0]]
+    produce, counts = [produce[i] for i in warm], [counts[i] for i in warm]
+    leader = [r["measured"]["brokers"][r["leader"] - 1] for r in produce]
+    seconds = np.array([r["measured"]["seconds"] for r in produce])
+    network = {"broker.network_request_us": col("requests"), "broker.network_byte_ns": col("bytes")}
+    costs.update(regress(np.array([b["network_cpu_s"] for b in leader]), network, _units(network)))
+    io = {"broker.request_us": col("requests"), "broker.batch_us": col("batches"), "broker.record_us": col("records"),
+          "broker.byte_ns": col("bytes"),
+          **_codec_columns(produce, counts, "compression", "validate_ns")}
+    y = np.array([_work(b) - b["network_cpu_s"] for b in leader]) - idle * seconds
+    costs.update(regress(y, io, _units(io)))
+
+    notes = {"idle_broker_cores": round(idle, 4)}
+    costs.update(_replication(runs, costs, idle))
+    costs.update(_latencies(runs, costs))
+    for codec in CODECS:
+        ratios = [r["measured"]["bytes"] / r["measured"]["uncompressed"] for r in produce if r["codec"] == codec]
+        if ratios:
+            costs[f"compression.{codec}.ratio.random-letters"] = Cost(float(np.median(ratios)),
+                                                                      float(np.std(ratios)), len(ratios))
+    return costs, notes
+
+
+def _work(broker: dict) -> float:
+    """A broker's CPU in a run less its JIT compilers' (a one-off warming of its code, not a cost of the work)."""
+    return broker["process_cpu_s"] - broker.get("jit_cpu_s", 0.0)
+
+
+def _units(columns: dict) -> dict[str, float]:
+    return {k: US if k.endswith("_us") else NS for k in columns}
+
+
+def _idle_cores(runs: list[dict]) -> float:
+    """An idle broker's CPU (controller heartbeats, metrics, log checks), in cores: the brokers that neither lead
+    nor follow anything in single-replica runs."""
+    idle = [_work(b) / r["measured"]["seconds"] for r in runs
+            for i, b in enumerate(r["measured"]["brokers"]) if i + 1 != r["leader"]]
+    return float(np.median(idle)) if idle else 0.0
+
+
+def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str, Cost]:
+    """The replicated runs: broker.fetch_us, the leader's CPU beyond its produce work per follower fetch it served,
+    less the read the model charges apart (network_request + network_byte per byte fetched); and the followers' own
+    costs (broker.follower_fetch_us, broker.follower_byte_ns): their CPU beyond the append the model charges them at
+    the leader's batch and byte costs, by regression on the fetches each made and the bytes it fetched."""
+    c = {k: v.value for k, v in costs.items()}
+    per_fetch, follower_y, follower_fetches, follower_bytes = [], [], [], []
+    for r in runs[1:]:                 # (the first run's brokers are cold)
+        m = r["measured"]
+        lead = m["brokers"][r["leader"] - 1]
+        fetches = lead["fetch_follower.requests"]
+        if r["replicas"] == 1 or fetches <= 0:
+            continue
+        k = _counts(r)
+        produce = (k["requests"] * (c["broker.request_us"] + c["broker.network_request_us"]) * US
+                   + k["batches"] * c["broker.batch_us"] * US + k["records"] * c["broker.record_us"] * US
+                   + k["bytes"] * (c["broker.byte_ns"] + c["broker.network_byte_ns"]) * NS
+                   + k["uncompressed"] * c.get(f"compression.{r['codec']}.validate_ns", 0.0) * NS)
+        copies = r["replicas"] - 1
+        read = fetches * c["broker.network_request_us"] * US + copies * k["bytes"] * c["broker.network_byte_ns"] * NS
+        extra = _work(lead) - idle * m["seconds"] - produce - read
+        per_fetch.append(max(0.0, extra) / fetches / US)
+        append = k["batches"] * c["broker.batch_us"] * US + k["bytes"] * c["broker.byte_ns"] * NS
+        for i, b in enumerate(m["brokers"]):
+            if i + 1 != r["leader"] and b.get("fetcher_cpu_s", 0) > 0:
+                follower_y.append(_work(b) - idle * m["seconds"] - append)
+                follower_fetches.append(fetches / copies)
+                follower_bytes.append(k["bytes"])
+    if not per_fetch:
+        return {}
+    out = {"broker.fetch_us": Cost(float(np.median(per_fetch)), float(np.std(per_fetch)), len(per_fetch))}
+    follower = {"broker.follower_fetch_us": np.array(follower_fetches),
+                "broker.follower_byte_ns": np.array(follower_bytes)}
+    out.update(regress(np.array(follower_y), follower, _units(follower)))
+    return out
+
+
+def _latencies(runs: list[dict], costs: dict[str, Cost]) -> dict[str, Cost]:
+    """The hand-off (broker.handoff_us: a produce request's wait on the request queue and its response's on the
+    response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*,
+    worker.first_send_ms) from the first run, which starts the JVM."""
+    out: dict[str, Cost] = {}
+    calm = [r for r in runs if r.get("throttled") and r["replicas"] == 1]
+    if calm:
+        waits = [(b["produce.request_queue_ms.mean"] + b["produce.response_queue_ms.mean"]) / 2 * 1000
+                 for r in calm for b in [r["measured"]["brokers"][r["leader"] - 1]]]
+        out["broker.handoff_us"] = Cost(float(np.median(waits)), float(np.std(waits)), len(waits))
+    first = runs[0]
+    if "warmup" in first:
+        cold = first["warmup"]
+        # the compilers' CPU over the first producer's run, as a fresh perf-test JVM's
+        out["jvm.jit_cpu_ms"] = Cost(1000 * float(cold.get("jit_cpu_s", first["jit_cpu_s"])), 0.0, 1)
+        out["worker.first_send_ms"] = Cost(float(cold["first_send_ms"]), 0.0, 1)
+        c = {k: v.value for k, v in costs.items()}
+        n, requests = float(cold["records"]), float(cold["request-total"])
+        warm = (requests * c["sender.request_us"] * US + float(cold["batches"]) * c["sender.batch_us"] * US
+                + n * c["sender.record_us"] * US + float(cold["bytes"]) * c["sender.byte_ns"] * NS)
+        excess = max(0.0, float(cold["sender_cpu_s"]) - warm)
+        # the model's slowdown 1 + (f − 1)·exp(−i / W) over i requests adds (f − 1)·W·(1 − exp(−requests/W)) of them
+        reach = WARM_INVOCATIONS * (1 - np.exp(-requests / WARM_INVOCATIONS))
+        factor = 1 + excess / (c["sender.request_us"] * US * reach) if c["sender.request_us"] > 0 and reach else 1.0
+        out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)
+        out["jvm.warm_invocations"] = Cost(WARM_INVOCATIONS, 0.0, 0)
+    return out
+
+
+# Where each cost goes in a profile: the machine's (hardware:) or the Java client's (clients: java:)
+CLIENT_PREFIXES = ("worker.", "sender.", "compression.", "jvm.")
+
+
+def profile_sections(costs: dict[str, Cost], defaults: dict[str, float]) -> tuple[dict, dict, dict]:
+    """(hardware, java client, standard errors) as a profile writes them: the measured cost per record split over
+    PER_RECORD_KEYS; a broker's validate cost under hardware."""
+    costs = dict(costs)
+    if "worker.record_us" in costs:
+        total, share = costs.pop("worker.record_us"), sum(defaults[k] for k in PER_RECORD_KEYS)
+        for k in PER_RECORD_KEYS:
+            costs[k] = Cost(total.value * defaults[k] / share, total.se * defaults[k] / share, total.runs)
+    hardware, java, errors = {}, {}, {}
+    for key, cost in costs.items():
+        target = java if key.startswith(CLIENT_PREFIXES) and not key.endswith("validate_ns") else hardware
+        target[key] = round(cost.value, 4)
+        errors[key] = round(cost.se, 4)
+    return hardware, java, errors

@@ -1,0 +1,180 @@
+"""`kafkasim calibrate host`: the regression recovers known costs, the host fingerprint is kept and compared, a
+profile of another host is named, and (live) the whole command measures a real client and real brokers."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from kafkasim.calibration import host as hostinfo
+from kafkasim.calibration.host_costs import US, NS, host_costs, profile_sections
+from kafkasim.model.hardware import HARDWARE_FIELDS
+from kafkasim.model.scenario import load_scenario
+from kafkasim.model.simulate import simulate
+from kafkasim.validation.host_calibration import MATRIX
+
+KAFKASIM = [sys.executable, "-m", "kafkasim.app.cli"]
+TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, "compression.lz4.byte_ns": 1.2,
+        "compression.gzip.byte_ns": 20.0, "compression.snappy.byte_ns": 0.8, "compression.zstd.byte_ns": 1.6,
+        "sender.request_us": 40.0, "sender.batch_us": 6.0, "sender.record_us": 0.3, "sender.byte_ns": 1.1,
+        "broker.network_request_us": 25.0, "broker.network_byte_ns": 0.7, "broker.request_us": 60.0,
+        "broker.batch_us": 8.0, "broker.byte_ns": 3.5, "compression.lz4.validate_ns": 0.6,
+        "compression.gzip.validate_ns": 5.0, "compression.snappy.validate_ns": 0.5,
+        "compression.zstd.validate_ns": 1.0, "broker.fetch_us": 400.0, "broker.follower_fetch_us": 700.0,
+        "broker.follower_byte_ns": 2.0}
+IDLE = 0.05
+RATIO = {"none": 1.0, "lz4": 0.99, "gzip": 0.63, "snappy": 1.0, "zstd": 0.61}
+
+
+def synthetic_runs(noise: float, seed: int = 0) -> list[dict]:
+    """The calibrate-host matrix's runs as HostCosts would report them if the threads cost exactly TRUE (times a
+    log-normal noise of `noise`)."""
+    rng = np.random.default_rng(seed)
+    c = TRUE
+    jitter = lambda x: x * float(np.exp(rng.normal(0, noise)))                                       # noqa: E731
+    runs = []
+    for run in MATRIX:
+        n = run.records - 1
+        per_batch = max(1, (run.batch - 61) // (run.size + 20))
+        batches = -(-n // per_batch)
+        requests = max(1, batches // run.partitions)
+        unc = (n + 1) * (run.size + 20)
+        wire = unc * RATIO[run.codec]
+        codec_cpu = lambda key: c.get(f"compression.{run.codec}.{key}", 0.0) * NS * unc                   # noqa: E731
+        worker = ((n + 1) * c["worker.record_us"] * US + (n + 1) * run.size * c["worker.byte_ns"] * NS
+                  + batches * c["worker.batch_us"] * US + codec_cpu("byte_ns"))
+        sender = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
+                  + (n + 1) * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
+        network = requests * c["broker.network_request_us"] * US + wire * c["broker.network_byte_ns"] * NS
+        io = (requests * c["broker.request_us"] * US + batches * c["broker.batch_us"] * US
+              + wire * c["broker.byte_ns"] * NS + codec_cpu("validate_ns"))
+        seconds = 2.0
+        fetches = requests * (run.replicas - 1)
+        leader = {"network_cpu_s": jitter(network), "fetch_follower.requests": float(fetches),
+                  "process_cpu_s": 0.0, "produce.request_queue_ms.mean": 0.05, "produce.response_queue_ms.mean": 0.03}
+        if fetches:
+            io += fetches * (c["broker.fetch_us"] + c["broker.network_request_us"]) * US
+            io += (run.replicas - 1) * wire * c["broker.network_byte_ns"] * NS
+        leader["process_cpu_s"] = leader["network_cpu_s"] + jitter(io) + IDLE * seconds
+        brokers = [leader]
+        for i in (1, 2):
+            follower = {"process_cpu_s": IDLE * seconds, "fetch_follower.requests": 0.0, "network_cpu_s": 0.0}
+            if i < run.replicas:
+                own = (requests * c["broker.follower_fetch_us"] * US + batches * c["broker.batch_us"] * US
+                       + wire * (c["broker.byte_ns"] + c["broker.follower_byte_ns"]) * NS)
+                follower.update(process_cpu_s=IDLE * seconds + jitter(own), fetcher_cpu_s=0.5 * own)
+            brokers.append(follower)
+        measured = {"records": float(n), "seconds": seconds, "errors": 0.0, "batches": float(batches),
+                    "request-total": float(requests), "bytes": wire, "uncompressed": float(unc),
+                    "worker_cpu_s": jitter(worker), "sender_cpu_s": jitter(sender), "brokers": brokers,
+                    "first_send_ms": 5.0}
+        runs.append({"id": run.id, "measured": measured, "size": run.size, "codec": run.codec,
+                     "replicas": run.replicas, "leader": 1, "throttled": run.rate > 0, "jit_cpu_s": 3.0,
+                     "warmup": {**measured, "sender_cpu_s": sender + 0.3, "first_send_ms": 40.0}})
+    return runs
+
+
+def test_the_regression_recovers_exact_costs():
+    costs, notes = host_costs(synthetic_runs(noise=0.0))
+    assert notes["idle_broker_cores"] == pytest.approx(IDLE)
+    for key, value in TRUE.items():
+        assert costs[key].value == pytest.approx(value, rel=1e-3, abs=1e-3), key
+    assert costs["compression.gzip.ratio.random-letters"].value == pytest.approx(0.63)
+    assert costs["worker.first_send_ms"].value == 40.0
+    # 0.3 CPU-s more than warm on the cold Sender: (f − 1) × 300 requests' worth of sender.request_us
+    assert costs["jvm.cold_factor"].value > 1
+
+
+def test_the_regression_recovers_costs_through_noise_within_their_standard_errors():
+    costs, _ = host_costs(synthetic_runs(noise=0.03, seed=1))
+    for key in ("worker.record_us", "worker.byte_ns", "compression.gzip.byte_ns", "sender.request_us",
+                "sender.byte_ns", "broker.network_byte_ns", "broker.byte_ns"):
+        cost = costs[key]
+        assert abs(cost.value - TRUE[key]) <= max(4 * cost.se, 0.05 * TRUE[key]), (key, cost, TRUE[key])
+
+
+def test_the_profile_splits_the_per_record_cost_over_the_worker_and_its_locks():
+    costs, _ = host_costs(synthetic_runs(noise=0.0))
+    defaults = {k: f.default for k, f in HARDWARE_FIELDS.items()}
+    hardware, java, errors = profile_sections(costs, defaults)
+    per_record = java["worker.record_us"] + java["worker.lock_us"] + java["worker.metadata_lock_us"]
+    assert per_record == pytest.approx(TRUE["worker.record_us"], abs=1e-3)
+    assert "broker.fetch_us" in hardware and "compression.lz4.validate_ns" in hardware
+    assert "compression.lz4.byte_ns" in java and set(errors) >= set(hardware) | set(java)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_a_fingerprint_is_kept_for_this_boot_only(cache, monkeypatch):
+    assert hostinfo.this_host() is None
+    hostinfo.remember(hostinfo.fingerprint({"score": 5000.0, "spread": 0.04}))
+    here = hostinfo.this_host()
+    assert here["speed_score"] == 5000.0 and here["cpu"] == hostinfo.cpu_model()
+    monkeypatch.setattr(hostinfo, "boot_id", lambda: "another boot")
+    assert hostinfo.this_host() is None
+
+
+def test_hosts_of_different_speed_are_named_and_like_ones_are_not(cache):
+    measured = {"cpu": "X", "cores": 2, "speed_score": 5000.0}
+    assert hostinfo.mismatch("p", measured, {**measured, "speed_score": 5300.0}) is None
+    line = hostinfo.mismatch("p", measured, {**measured, "speed_score": 7500.0})
+    assert "1.50×" in line and "profile p" in line and "calibrate host" in line
+    assert "records no host fingerprint" in hostinfo.mismatch("old", None, measured)
+    assert hostinfo.mismatch("p", measured, None) is None
+
+
+def test_predict_names_a_profile_measured_on_another_host(cache, tmp_path):
+    profile = tmp_path / "elsewhere.yaml"
+    profile.write_text(yaml.safe_dump({"name": "elsewhere", "host": {"cpu": "Y", "cores": 2, "speed_score": 3000.0},
+                                       "hardware": {"colocated_cores": 2}}))
+    hostinfo.remember(hostinfo.fingerprint({"score": 6000.0}))
+    out = subprocess.run(KAFKASIM + ["predict", "examples/local-1broker.yaml", "--set",
+                          f"hardware.profile={profile}", "--set", "workload.records=2000", "--band", "0"],
+                         capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    assert out.returncode == 0, out.stderr
+    assert f"profile {profile}" in out.stderr and "2.00×" in out.stderr
+
+
+def test_followers_cost_what_they_fetch():
+    """A follower's own costs per fetch and per byte take CPU from a shared host: a replicated topic's throughput
+    falls with them."""
+    base = ["workload.records=20000", "topic.replication.factor=3", "cluster.brokers=3", "producer.acks=all",
+            "hardware.profile=local-2core-epyc", "hardware.broker.fetch_us=100"]
+    plain = simulate(load_scenario("examples/local-1broker.yaml", base))
+    costly = simulate(load_scenario("examples/local-1broker.yaml", base + ["hardware.broker.follower_fetch_us=800",
+                                                                             "hardware.broker.follower_byte_ns=5"]))
+    assert costly.perf_test["records_per_sec"] < 0.9 * plain.perf_test["records_per_sec"]
+
+
+@pytest.mark.live
+def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_running(tmp_path):
+    out = tmp_path / "here.yaml"
+    proc = subprocess.run(KAFKASIM + ["calibrate", "host", "--short", "-o", str(out)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert f"[{len(MATRIX)}/{len(MATRIX)}]" in proc.stdout
+    profile = yaml.safe_load(out.read_text())
+    assert profile["host"]["speed_score"] > 0 and profile["host"]["cpu"] == hostinfo.cpu_model()
+    java, hardware = profile["clients"]["java"], profile["hardware"]
+    assert java["worker.byte_ns"] > 0 and java["sender.request_us"] > 0 and hardware["broker.byte_ns"] > 0
+    assert hardware["broker.fetch_us"] > 0
+    assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
+    runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in runs] == [r.id for r in MATRIX]
+    # the profile predicts
+    result = simulate(load_scenario("examples/local-1broker.yaml", [f"hardware.profile={out}",
+                                                                     "workload.records=5000"]))
+    assert result.perf_test["records_per_sec"] > 0
+    # its cluster is gone
+    left = subprocess.run(["pgrep", "-f", "calibrate-host"], capture_output=True, text=True).stdout.strip()
+    assert left == ""
+    assert hostinfo.this_host()["speed_score"] == profile["host"]["speed_score"]

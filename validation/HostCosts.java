@@ -1,0 +1,428 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.locks.LockSupport;
+
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * kafkasim calibrate host: the CPU a real Java producer and real brokers spend, counted per thread, over a designed
+ * matrix of producer configurations run one after another in this one JVM (so the JIT is warm after the first).
+ *
+ * Lines on stdin, one configuration each: {@code id=X topic=T assign=1:2|2:1 records=N warmup=W size=S rate=R
+ * p.KEY=VALUE ...} (assign: each partition's replicas, leader first, by node id; p.* are producer properties; rate
+ * ≤ 0 is unthrottled). The topic is created for the configuration and deleted after it. For each, a discarded warm-up producer sends W records,
+ * then a fresh producer sends one record (connections and metadata), and N measured records; one line
+ * {@code RESULT {json}} gives the measured phase: the worker's (this thread's) and the Sender's CPU, the JIT
+ * compilers' CPU so far, the producer's own counters (requests, batches, bytes before and after compression,
+ * request latency), and each broker's CPU by thread kind and request counts read over JMX. The payload is
+ * random upper-case letters, fresh for each record, as kafka-producer-perf-test's --record-size makes it.
+ *
+ * After the last configuration (stdin closed), and alone with {@code --speed}: the host's speed score (a fixed piece of the client's hot paths: random payload, record
+ * batches built with lz4, their CRC32C), printed as {@code SPEED {json}}.
+ */
+public class HostCosts {
+    static final String SENDER = "kafka-producer-network-thread";
+    static final com.sun.management.ThreadMXBean THREADS =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    static final com.sun.management.OperatingSystemMXBean OS =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    static long clockTicks = 100;
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = null;
+        List<String> jmx = new ArrayList<>();
+        List<String> pids = new ArrayList<>();
+        boolean speedOnly = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--bootstrap-server": bootstrap = args[++i]; break;
+                case "--jmx": jmx.addAll(Arrays.asList(args[++i].split(","))); break;
+                case "--broker-pids": pids.addAll(Arrays.asList(args[++i].split(","))); break;
+                case "--clock-ticks": clockTicks = Long.parseLong(args[++i]); break;
+                case "--speed": speedOnly = true; break;
+                default: throw new IllegalArgumentException("unknown flag " + args[i]);
+            }
+        }
+        if (speedOnly) {
+            System.out.println("SPEED " + json(speed()));
+            return;
+        }
+        List<Broker> brokers = new ArrayList<>();
+        for (int i = 0; i < jmx.size(); i++) brokers.add(new Broker(jmx.get(i), i < pids.size() ? pids.get(i) : null));
+        Properties adminProps = new Properties();
+        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Admin admin = Admin.create(adminProps);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) continue;
+            Map<String, String> config = new LinkedHashMap<>();
+            for (String token : line.trim().split("\\s+")) {
+                int eq = token.indexOf('=');
+                config.put(token.substring(0, eq), token.substring(eq + 1));
+            }
+            String topic = config.get("topic");
+            admin.createTopics(List.of(new NewTopic(topic, assignment(config.get("assign"))))).all().get();
+            try {
+                Map<String, Object> result = run(config, bootstrap, brokers);
+                System.out.println("RESULT " + json(result));
+                System.out.flush();
+            } finally {
+                admin.deleteTopics(List.of(topic)).all().get();
+            }
+        }
+        admin.close();
+        for (Broker b : brokers) b.close();
+        System.out.println("SPEED " + json(speed()));       // last: its own JIT work must not count in the runs'
+    }
+
+    static Map<Integer, List<Integer>> assignment(String text) {
+        Map<Integer, List<Integer>> out = new TreeMap<>();
+        String[] partitions = text.split("\\|");
+        for (int p = 0; p < partitions.length; p++) {
+            List<Integer> replicas = new ArrayList<>();
+            for (String id : partitions[p].split(":")) replicas.add(Integer.parseInt(id));
+            out.put(p, replicas);
+        }
+        return out;
+    }
+
+    // ---- one configuration ------------------------------------------------------------------------------------
+    static Map<String, Object> run(Map<String, String> c, String bootstrap, List<Broker> brokers) throws Exception {
+        Properties props = new Properties();
+        for (Map.Entry<String, String> e : c.entrySet())
+            if (e.getKey().startsWith("p.")) props.put(e.getKey().substring(2), e.getValue());
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        // one window for the whole phase, so the *-avg metrics are sums over counts of everything the producer did
+        props.put(ProducerConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG, "3600000");
+        String topic = c.get("topic");
+        int size = Integer.parseInt(c.get("size"));
+        long records = Long.parseLong(c.get("records"));
+        long warmup = Long.parseLong(c.getOrDefault("warmup", "0"));
+        double rate = Double.parseDouble(c.getOrDefault("rate", "-1"));
+        SplittableRandom random = new SplittableRandom();
+        byte[] payload = new byte[size];
+
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", c.get("id"));
+        if (warmup > 0) {
+            props.put(ProducerConfig.CLIENT_ID_CONFIG, "kafkasim-warmup-" + c.get("id"));
+            out.put("warmup", phase(props, topic, payload, random, warmup, rate, null, true));
+        }
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, "kafkasim-" + c.get("id"));
+        out.put("measured", phase(props, topic, payload, random, records, rate, brokers, false));
+        out.put("jit_cpu_s", jitSeconds());
+        return out;
+    }
+
+    /** A fresh producer: one record to connect, then n records measured. */
+    static Map<String, Object> phase(Properties props, String topic, byte[] payload, SplittableRandom random, long n,
+                                     double rate, List<Broker> brokers, boolean timeFirstSend) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        long errors[] = new long[1];
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            fill(payload, random);
+            long t0 = System.nanoTime();
+            producer.send(new ProducerRecord<>(topic, payload));
+            out.put("first_send_ms", (System.nanoTime() - t0) / 1e6);
+            producer.flush();
+            Map<String, Double> before = counters(producer);
+            List<Map<String, Double>> brokersBefore = new ArrayList<>();
+            if (brokers != null) for (Broker b : brokers) brokersBefore.add(b.snapshot());
+            long sender0 = senderNanos(), worker0 = THREADS.getCurrentThreadCpuTime(), start = System.nanoTime();
+            long process0 = OS.getProcessCpuTime();
+            double jit0 = jitSeconds();
+            double nsPerRecord = rate > 0 ? 1e9 / rate : 0;
+            for (long i = 0; i < n; i++) {
+                fill(payload, random);
+                long sendStart = System.currentTimeMillis();
+                producer.send(new ProducerRecord<>(topic, payload), (meta, exc) -> {
+                    if (exc != null) errors[0]++;
+                    else lastLatency = System.currentTimeMillis() - sendStart;    // (perf-test's callback work)
+                });
+                if (nsPerRecord > 0) {
+                    long due = start + (long) ((i + 1) * nsPerRecord);
+                    long ahead = due - System.nanoTime();
+                    if (ahead > 2_000_000) LockSupport.parkNanos(ahead);
+                }
+            }
+            producer.flush();
+            long wall = System.nanoTime() - start;
+            long worker = THREADS.getCurrentThreadCpuTime() - worker0;
+            long sender = senderNanos() - sender0;
+            Map<String, Double> after = counters(producer);
+            out.put("seconds", wall / 1e9);
+            out.put("worker_cpu_s", worker / 1e9);
+            out.put("sender_cpu_s", sender / 1e9);
+            out.put("process_cpu_s", (OS.getProcessCpuTime() - process0) / 1e9);
+            out.put("phase_jit_cpu_s", jitSeconds() - jit0);
+            out.put("jit_cpu_s", jitSeconds());
+            out.put("records", (double) n);
+            out.put("errors", (double) errors[0]);
+            for (String k : after.keySet())
+                if (k.endsWith("-total") || k.equals("batches") || k.equals("bytes") || k.equals("uncompressed"))
+                    out.put(k, after.get(k) - before.getOrDefault(k, 0.0));
+            out.put("request-latency-avg", after.get("request-latency-avg"));
+            if (brokers != null) {
+                List<Map<String, Double>> deltas = new ArrayList<>();
+                for (int i = 0; i < brokers.size(); i++) {
+                    Map<String, Double> now = brokers.get(i).snapshot(), was = brokersBefore.get(i);
+                    Map<String, Double> d = new TreeMap<>();
+                    for (String k : now.keySet()) d.put(k, now.get(k) - was.getOrDefault(k, 0.0));
+                    // a histogram's mean over the phase from its all-time sums
+                    for (String h : Broker.HISTOGRAMS) {
+                        double count = d.getOrDefault(h + ".count", 0.0);
+                        d.put(h + ".mean", count > 0 ? d.get(h + ".sum") / count : 0.0);
+                    }
+                    deltas.add(d);
+                }
+                out.put("brokers", deltas);
+            }
+        }
+        return out;
+    }
+
+    static volatile long lastLatency;
+
+    static void fill(byte[] payload, SplittableRandom random) {
+        for (int j = 0; j < payload.length; j++) payload[j] = (byte) (random.nextInt(26) + 65);
+    }
+
+    /** The producer's counters, and its batches: byte-total ÷ batch-size-avg (both recorded once per batch). */
+    static Map<String, Double> counters(KafkaProducer<byte[], byte[]> producer) {
+        Map<String, Double> out = new TreeMap<>();
+        double topicBytes = 0, uncompressed = 0;
+        for (Map.Entry<MetricName, ? extends Metric> e : producer.metrics().entrySet()) {
+            MetricName m = e.getKey();
+            Object v = e.getValue().metricValue();
+            if (!(v instanceof Number)) continue;
+            double x = ((Number) v).doubleValue();
+            if (m.group().equals("producer-metrics") && m.tags().size() == 1) {
+                switch (m.name()) {
+                    case "request-total": case "record-send-total": case "outgoing-byte-total":
+                    case "batch-size-avg": case "compression-rate-avg": case "request-latency-avg":
+                    case "record-size-avg": case "records-per-request-avg":
+                        out.put(m.name(), x);
+                }
+            } else if (m.group().equals("producer-topic-metrics") && m.name().equals("byte-total")) {
+                topicBytes += x;
+            }
+        }
+        double avg = out.getOrDefault("batch-size-avg", 0.0);
+        out.put("bytes", topicBytes);
+        out.put("batches", avg > 0 && !Double.isNaN(avg) ? topicBytes / avg : 0.0);
+        double ratio = out.getOrDefault("compression-rate-avg", 1.0);
+        out.put("uncompressed", ratio > 0 && !Double.isNaN(ratio) ? topicBytes / ratio : topicBytes);
+        return out;
+    }
+
+    static long senderNanos() {
+        long total = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet())
+            if (t.getName().startsWith(SENDER)) total += Math.max(0, THREADS.getThreadCpuTime(t.getId()));
+        return total;
+    }
+
+    /** CPU-seconds this JVM's C1 and C2 compiler threads have taken so far (/proc: they are not Java threads). */
+    static double jitSeconds() {
+        return nativeSeconds("self", "C1 Compiler", "C2 Compiler");
+    }
+
+    /** CPU-seconds so far of process pid's threads whose name starts with one of the prefixes (from /proc). */
+    static double nativeSeconds(String pid, String... prefixes) {
+        double total = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Paths.get("/proc", pid, "task"))) {
+            for (Path task : tasks) {
+                String comm = Files.readString(task.resolve("comm")).trim();
+                boolean match = false;
+                for (String p : prefixes) match |= comm.startsWith(p);
+                if (!match) continue;
+                String stat = Files.readString(task.resolve("stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                total += (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) clockTicks;
+            }
+        } catch (Exception e) {
+            return -1;
+        }
+        return total;
+    }
+
+    // ---- the host's speed score -----------------------------------------------------------------------------
+    /** Units of a fixed piece of the client's hot paths per second: fill 64 records of 1000 random letters,
+     *  append them to an lz4 batch, close it (compress, CRC32C). Best of 7 timings after a JIT warm-up. */
+    static Map<String, Object> speed() {
+        SplittableRandom random = new SplittableRandom(42);
+        byte[] value = new byte[1000];
+        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+        long sink = 0;
+        long warmEnd = System.nanoTime() + 1_500_000_000L;
+        while (System.nanoTime() < warmEnd) sink += unit(random, value, buffer);
+        double[] rates = new double[7];
+        for (int r = 0; r < rates.length; r++) {
+            long t0 = System.nanoTime();
+            int units = 0;
+            while (System.nanoTime() - t0 < 250_000_000L) {
+                sink += unit(random, value, buffer);
+                units++;
+            }
+            rates[r] = units / ((System.nanoTime() - t0) / 1e9);
+        }
+        Arrays.sort(rates);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("score", rates[rates.length - 1]);
+        out.put("median", rates[rates.length / 2]);
+        out.put("spread", (rates[rates.length - 1] - rates[0]) / rates[rates.length / 2]);
+        out.put("sink", (double) (sink & 1));
+        return out;
+    }
+
+    static long unit(SplittableRandom random, byte[] value, ByteBuffer buffer) {
+        buffer.clear();
+        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, Compression.lz4().build(),
+                                                             TimestampType.CREATE_TIME, 0L);
+        for (int i = 0; i < 64; i++) {
+            fill(value, random);
+            builder.append(i, null, value);
+        }
+        return builder.build().sizeInBytes();
+    }
+
+    // ---- a broker, over JMX -------------------------------------------------------------------------------------
+    static class Broker {
+        static final String[] HISTOGRAMS = {"produce.request_queue_ms", "produce.response_queue_ms",
+                                            "produce.local_ms", "produce.total_ms"};
+        final JMXConnector connector;
+        final MBeanServerConnection server;
+        final com.sun.management.ThreadMXBean threads;
+        final com.sun.management.OperatingSystemMXBean os;
+        final String pid;      // where known (a broker on this host): its compiler and collector threads' CPU
+
+        Broker(String address, String pid) throws Exception {
+            this.pid = pid;
+            connector = JMXConnectorFactory.connect(
+                new JMXServiceURL("service:jmx:rmi:///jndi/rmi://" + address + "/jmxrmi"));
+            server = connector.getMBeanServerConnection();
+            threads = ManagementFactory.newPlatformMXBeanProxy(server, ManagementFactory.THREAD_MXBEAN_NAME,
+                                                              com.sun.management.ThreadMXBean.class);
+            os = ManagementFactory.newPlatformMXBeanProxy(server, ManagementFactory.OPERATING_SYSTEM_MXBEAN_NAME,
+                                                         com.sun.management.OperatingSystemMXBean.class);
+        }
+
+        /** CPU-seconds by thread kind (io: request handlers; network: the client listener's network threads;
+         *  fetcher: replica fetchers; process: the whole JVM), request counts and request-time sums. */
+        Map<String, Double> snapshot() throws Exception {
+            Map<String, Double> out = new TreeMap<>();
+            long[] ids = threads.getAllThreadIds();
+            long[] cpu = threads.getThreadCpuTime(ids);
+            java.lang.management.ThreadInfo[] info = threads.getThreadInfo(ids);
+            for (int i = 0; i < ids.length; i++) {
+                if (info[i] == null || cpu[i] < 0) continue;
+                String kind = kind(info[i].getThreadName());
+                out.merge(kind + "_cpu_s", cpu[i] / 1e9, Double::sum);
+            }
+            out.put("process_cpu_s", os.getProcessCpuTime() / 1e9);
+            if (pid != null) {
+                out.put("jit_cpu_s", nativeSeconds(pid, "C1 Compiler", "C2 Compiler"));
+                out.put("gc_cpu_s", nativeSeconds(pid, "GC Thread", "G1 "));
+            }
+            out.put("produce.requests", count("RequestsPerSec", "Produce"));
+            out.put("fetch_follower.requests", count("RequestsPerSec", "FetchFollower"));
+            String[] names = {"RequestQueueTimeMs", "ResponseQueueTimeMs", "LocalTimeMs", "TotalTimeMs"};
+            for (int i = 0; i < names.length; i++) {
+                double[] h = histogram(names[i], "Produce");
+                out.put(HISTOGRAMS[i] + ".count", h[0]);
+                out.put(HISTOGRAMS[i] + ".sum", h[0] * h[1]);
+            }
+            return out;
+        }
+
+        static String kind(String name) {
+            if (name.startsWith("data-plane-kafka-request-handler")) return "io";
+            if (name.startsWith("data-plane-kafka-network-thread") && !name.contains("CONTROLLER")) return "network";
+            if (name.startsWith("ReplicaFetcherThread")) return "fetcher";
+            return "other";
+        }
+
+        double count(String metric, String request) throws Exception {
+            double total = 0;
+            Set<ObjectName> names = server.queryNames(new ObjectName(
+                "kafka.network:type=RequestMetrics,name=" + metric + ",request=" + request + ",*"), null);
+            for (ObjectName n : names) total += ((Number) server.getAttribute(n, "Count")).doubleValue();
+            return total;
+        }
+
+        double[] histogram(String metric, String request) throws Exception {
+            ObjectName n = new ObjectName("kafka.network:type=RequestMetrics,name=" + metric + ",request=" + request);
+            if (!server.isRegistered(n)) return new double[] {0, 0};
+            return new double[] {((Number) server.getAttribute(n, "Count")).doubleValue(),
+                                 ((Number) server.getAttribute(n, "Mean")).doubleValue()};
+        }
+
+        void close() {
+            try { connector.close(); } catch (Exception e) { /* leaving anyway */ }
+        }
+    }
+
+    // ---- output -------------------------------------------------------------------------------------------------
+    @SuppressWarnings("unchecked")
+    static String json(Object v) {
+        if (v instanceof Map) {
+            StringBuilder s = new StringBuilder("{");
+            for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
+                if (s.length() > 1) s.append(", ");
+                s.append('"').append(e.getKey()).append("\": ").append(json(e.getValue()));
+            }
+            return s.append('}').toString();
+        }
+        if (v instanceof List) {
+            StringBuilder s = new StringBuilder("[");
+            for (Object o : (List<Object>) v) {
+                if (s.length() > 1) s.append(", ");
+                s.append(json(o));
+            }
+            return s.append(']').toString();
+        }
+        if (v instanceof Double) {
+            double d = (Double) v;
+            return Double.isFinite(d) ? String.format(Locale.ROOT, "%.9g", d) : "null";
+        }
+        if (v == null) return "null";
+        return '"' + v.toString().replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+    }
+}

@@ -1,0 +1,211 @@
+"""`kafkasim calibrate host`: measure this host's CPU costs in a few minutes and write them as a profile.
+
+It starts a private three-node cluster (JMX on loopback), runs validation/HostCosts.java over a designed matrix —
+record sizes, batch sizes and linger, partitions, every codec, a follower and two, one throttled run — in one JVM,
+reads each thread's CPU (the client's own and the brokers' over JMX), stops the cluster, and hands the runs to
+calibration.host_costs for the regression. The profile records every cost's standard error, the runs it came from
+(PROFILE.runs.jsonl beside it) and the host's fingerprint.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkasim.calibration import host as hostinfo
+from kafkasim.calibration.host_costs import host_costs, profile_sections
+from kafkasim.calibration.profile import profile_yaml
+from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
+from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
+
+TOOL = Path(__file__).resolve().parent / "HostCosts.java"
+BASE_PORT = 39092
+NODES = 3
+
+
+@dataclass(frozen=True)
+class Run:
+    """One configuration of the matrix; records are for the full mode (the short one sends a tenth)."""
+    id: str
+    size: int
+    records: int
+    batch: int = 65536
+    linger: int = 5
+    codec: str = "none"
+    acks: str = "1"
+    partitions: int = 1
+    replicas: int = 1
+    rate: float = -1
+
+    def line(self, scale: float, first: bool) -> str:
+        records = max(2000, int(self.records * scale))
+        # the first run starts the JVM and warms the brokers: a long warm-up (its cold start is measured)
+        warmup = max(1000, int((1.5 if first else 0.25) * records)) if self.rate <= 0 else records // 4
+        leader_first = "|".join(":".join(str(1 + (j % NODES)) for j in range(self.replicas))
+                                for _ in range(self.partitions))
+        props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
+                 "acks": self.acks, "enable.idempotence": "false", "max.in.flight.requests.per.connection": 5,
+                 "buffer.memory": 33554432}
+        return " ".join([f"id={self.id}", f"topic=kafkasim-host-{self.id}", f"assign={leader_first}",
+                         f"records={records}", f"warmup={warmup}", f"size={self.size}", f"rate={self.rate * scale}",
+                         *(f"p.{k}={v}" for k, v in props.items())])
+
+
+# The first run starts the JVM (its cold start is measured) and warms the brokers' produce and replication paths
+# (it is left out of the brokers' costs). Record sizes 100 B–4 KiB and batches 16–256 KiB separate the worker's per-record, per-byte and per-batch costs and
+# the Sender's per-request and per-batch ones; partitions put several batches in a request; each codec gives its
+# cost per byte on the worker and on the leader; one and two followers give the fetch costs; the throttled run,
+# the hand-offs at low load. ≈ 1.5 minutes of runs on this project's 2-core machine.
+MATRIX = (
+    Run("warm-s1k-b64k-p3-r3", 1000, 150_000, acks="all", partitions=3, replicas=3),
+    Run("s512-b64k", 512, 300_000),
+    Run("s100-b16k-l0", 100, 400_000, batch=16384, linger=0),
+    Run("s100-b256k", 100, 500_000, batch=262144, linger=10),
+    Run("s1k-b16k-l0", 1000, 150_000, batch=16384, linger=0),
+    Run("s1k-b256k", 1000, 200_000, batch=262144, linger=10),
+    Run("s4k-b64k", 4000, 50_000),
+    Run("s1k-b64k-p6", 1000, 200_000, partitions=6),
+    Run("s256-b16k-p12", 256, 300_000, batch=16384, partitions=12),
+    Run("s1k-b64k-lz4", 1000, 200_000, codec="lz4"),
+    Run("s1k-b64k-snappy", 1000, 150_000, codec="snappy"),
+    Run("s1k-b64k-zstd", 1000, 120_000, codec="zstd"),
+    Run("s1k-b64k-gzip", 1000, 50_000, codec="gzip"),
+    Run("s1k-b64k-r2", 1000, 150_000, acks="all", replicas=2),
+    Run("s1k-b256k-r2", 1000, 150_000, batch=262144, linger=10, acks="all", replicas=2),
+    Run("s1k-b16k-p3-r3", 1000, 100_000, batch=16384, acks="all", partitions=3, replicas=3),
+    Run("s1k-b16k-t2k", 1000, 8_000, batch=16384, linger=0, rate=2000),
+)
+
+
+def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
+    """Measure, regress, write the profile; returns it. Starts and stops its own cluster; leaves nothing running."""
+    output = Path(output)
+    if output.suffix not in (".yaml", ".yml"):
+        raise LiveError(f"-o {output}: a profile is a .yaml file")
+    scale = 0.1 if short else 1.0
+    started = time.monotonic()
+    lib = ensure_kafka()
+    classes = compiled(lib, TOOL)
+    cluster = Cluster(cache_dir() / "calibrate-host", NODES, BASE_PORT)
+    say(f"kafkasim: calibrate host: starting {NODES} Kafka nodes (ports {BASE_PORT}..)")
+    cluster.up(quiet=True)
+    runs: list[dict] = []
+    speed = None
+    try:
+        jmx = ",".join(f"127.0.0.1:{cluster.jmx_port(i)}" for i in range(NODES))
+        pids = ",".join(str(p) for p in cluster.state.pids)
+        cmd = java_command(lib, TOOL.stem, ["--bootstrap-server", cluster.state.bootstrap, "--jmx", jmx,
+                                            "--broker-pids", pids,
+                                            "--clock-ticks", str(os.sysconf("SC_CLK_TCK"))], classes=classes)
+        stderr = tempfile.TemporaryFile("w+")
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                start_new_session=True)
+        try:
+            for i, run in enumerate(MATRIX):
+                proc.stdin.write(run.line(scale, i == 0) + "\n")
+                proc.stdin.flush()
+                line = _next_result(proc, stderr, run.id)
+                result = json.loads(line.split(" ", 1)[1])
+                runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
+                             "leader": 1, "throttled": run.rate > 0, "acks": run.acks})
+                m = result["measured"]
+                say(f"kafkasim: calibrate host: [{i + 1}/{len(MATRIX)}] {run.id}: "
+                    f"{m['records'] / m['seconds']:,.0f} records/s, worker {1e6 * m['worker_cpu_s'] / m['records']:.2f} "
+                    f"us a record, Sender {1e6 * m['sender_cpu_s'] / max(1, m['request-total']):.0f} us a request "
+                    f"({time.monotonic() - started:.0f} s)")
+            proc.stdin.close()
+            speed_line = _next_result(proc, stderr, "the speed score", prefix="SPEED ")
+            speed = json.loads(speed_line.split(" ", 1)[1])
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            stderr.close()
+    finally:
+        cluster.down()
+    fingerprint = hostinfo.fingerprint(speed)
+    hostinfo.remember(fingerprint)
+    runs = [{**r, "host": fingerprint} for r in runs]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    runs_file = output.with_suffix(".runs.jsonl")
+    runs_file.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    profile = write_host_profile(runs_file, output, short)
+    if not short:                            # `hardware.profile: this-host` from now on
+        kept = this_host_path()
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text(profile_yaml({**profile, "name": THIS_HOST,
+                                      "provenance": {"java": {**profile["provenance"]["java"],
+                                                              "runs": str(runs_file.resolve())}}}))
+    say(f"kafkasim: calibrate host: wrote {output} and {runs_file} in {time.monotonic() - started:.0f} s "
+        f"(speed score {fingerprint['speed_score']:.0f})")
+    return profile
+
+
+def measure_speed(lib: Path | None = None) -> dict:
+    """This host's fingerprint, its speed score measured now (HostCosts --speed, ≈ 3 s), remembered for this boot."""
+    lib = lib or ensure_kafka(quiet=True)
+    cmd = java_command(lib, TOOL.stem, ["--speed"], classes=compiled(lib, TOOL))
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise LiveError("measuring this host's speed score did not finish in 60 s") from None
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("SPEED ")), None)
+    if line is None:
+        raise LiveError(f"measuring this host's speed score failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+    fingerprint = hostinfo.fingerprint(json.loads(line.split(" ", 1)[1]))
+    hostinfo.remember(fingerprint)
+    return fingerprint
+
+
+def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ") -> str:
+    """The tool's next line of the kind asked for; a one-line error naming the step if it ends first."""
+    for line in proc.stdout:
+        if line.startswith(prefix):
+            return line
+    proc.wait()
+    stderr.seek(0)
+    err = [ln for ln in stderr.read().splitlines() if ln.strip() and not ln.startswith("\tat ")]
+    why = next((ln for ln in reversed(err) if "Exception" in ln or "ERROR" in ln), err[-1] if err else "no output")
+    raise LiveError(f"calibrate host: {what} failed: {why.strip()[:300]}")
+
+
+def write_host_profile(runs_file: Path, output: Path, short: bool = False) -> dict:
+    """The profile of the runs `calibrate host` stored (`--from-runs`: the regression again, nothing measured)."""
+    try:
+        runs = [json.loads(line) for line in Path(runs_file).read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--from-runs {runs_file}: not a calibrate-host runs file ({exc})") from None
+    if not runs or "host" not in runs[0] or "measured" not in runs[0]:
+        raise UserError(f"--from-runs {runs_file}: not a calibrate-host runs file (no runs with their host)")
+    profile = host_profile(runs, runs[0]["host"], Path(output), short)
+    Path(output).write_text(profile_yaml(profile))
+    return profile
+
+
+def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool) -> dict:
+    costs, notes = host_costs(runs)
+    defaults = {k: f.default for k, f in HARDWARE_FIELDS.items()}
+    hardware, java, errors = profile_sections(costs, defaults)
+    # Not measured here: the loopback network (taken as fast and near), the disk (page cache absorbs these runs)
+    measured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return {
+        "name": output.stem,
+        "description": f"Measured by `kafkasim calibrate host`{' --short' if short else ''} on {fingerprint['cpu']} "
+                       f"({fingerprint['cores']} cores, speed {fingerprint['speed_score']:.0f}), {measured_at[:10]}: "
+                       f"threads' CPU of the real Java client and brokers, by regression.",
+        "host": fingerprint,
+        "provenance": {"java": {"runs": output.with_suffix(".runs.jsonl").name, "measured_at": measured_at,
+                                "configs": [r["id"] for r in runs], "standard_errors": errors,
+                                "runs_per_cost": {k: c.runs for k, c in costs.items()}, **notes}},
+        "hardware": {"colocated_cores": fingerprint["cores"], "rtt_ms": 0.05, "nic_mbit": 40000, "disk_mb_s": 400,
+                     **hardware},
+        "clients": {"java": java},
+    }
