@@ -62,7 +62,10 @@ def _codec_columns(runs: list[dict], counts: list[dict], prefix: str, suffix: st
 
 def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     """The model's costs from HostCosts runs (each with its settings: size, codec, replicas, throttled), and what
-    else the runs show (idle brokers, the followers' measured against modelled CPU) for the profile's record."""
+    else the runs show (idle brokers) for the profile's record. A run of the real perf-test tool in a fresh JVM, if
+    there is one, gives the JVM's start-up costs."""
+    perf = next((r["perf_test"] for r in runs if "perf_test" in r), None)
+    runs = [r for r in runs if "measured" in r]
     # (a throttled run's threads sleep and wake for every few records: it measures the hand-offs, not the costs)
     produce = [r for r in runs if r["replicas"] == 1 and not r.get("throttled") and r["measured"]["errors"] == 0]
     counts = [_counts(r) for r in produce]
@@ -97,7 +100,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
 
     notes = {"idle_broker_cores": round(idle, 4)}
     costs.update(_replication(runs, costs, idle))
-    costs.update(_latencies(runs, costs))
+    costs.update(_latencies(runs, costs, perf))
     for codec in CODECS:
         ratios = [r["measured"]["bytes"] / r["measured"]["uncompressed"] for r in produce if r["codec"] == codec]
         if ratios:
@@ -160,10 +163,10 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
     return out
 
 
-def _latencies(runs: list[dict], costs: dict[str, Cost]) -> dict[str, Cost]:
+def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = None) -> dict[str, Cost]:
     """The hand-off (broker.handoff_us: a produce request's wait on the request queue and its response's on the
-    response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*,
-    worker.first_send_ms) from the first run, which starts the JVM."""
+    response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*) from a fresh
+    perf-test run, or else from the first run, which starts the JVM (worker.first_send_ms from that one)."""
     out: dict[str, Cost] = {}
     calm = [r for r in runs if r.get("throttled") and r["replicas"] == 1]
     if calm:
@@ -173,14 +176,21 @@ def _latencies(runs: list[dict], costs: dict[str, Cost]) -> dict[str, Cost]:
     first = runs[0]
     if "warmup" in first:
         cold = first["warmup"]
-        # the compilers' CPU over the first producer's run, as a fresh perf-test JVM's
-        out["jvm.jit_cpu_ms"] = Cost(1000 * float(cold.get("jit_cpu_s", first["jit_cpu_s"])), 0.0, 1)
+        # the compilers' CPU while the first producer sends, as a fresh perf-test JVM's run (what they compile
+        # before, starting the JVM and the producer, is done before perf-test's clock starts)
+        out["jvm.jit_cpu_ms"] = Cost(1000 * float(cold.get("phase_jit_cpu_s", first["jit_cpu_s"])), 0.0, 1)
         out["worker.first_send_ms"] = Cost(float(cold["first_send_ms"]), 0.0, 1)
         c = {k: v.value for k, v in costs.items()}
-        n, requests = float(cold["records"]), float(cold["request-total"])
-        warm = (requests * c["sender.request_us"] * US + float(cold["batches"]) * c["sender.batch_us"] * US
-                + n * c["sender.record_us"] * US + float(cold["bytes"]) * c["sender.byte_ns"] * NS)
-        excess = max(0.0, float(cold["sender_cpu_s"]) - warm)
+        n, requests, batches = float(cold["records"]), float(cold["request-total"]), float(cold["batches"])
+        wire, sender = float(cold["bytes"]), float(cold["sender_cpu_s"])
+        if perf is not None and perf.get("request-total") and perf.get("batch-size-avg"):
+            threads = perf["threads"]
+            out["jvm.jit_cpu_ms"] = Cost(1000 * (threads.get("C1", 0.0) + threads.get("C2", 0.0)), 0.0, 1)
+            n, requests, wire = float(perf["records"]), float(perf["request-total"]), float(perf["outgoing-byte-total"])
+            batches, sender = wire / float(perf["batch-size-avg"]), threads.get("sender", 0.0)
+        warm = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
+                + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
+        excess = max(0.0, sender - warm)
         # the model's slowdown 1 + (f − 1)·exp(−i / W) over i requests adds (f − 1)·W·(1 − exp(−requests/W)) of them
         reach = WARM_INVOCATIONS * (1 - np.exp(-requests / WARM_INVOCATIONS))
         factor = 1 + excess / (c["sender.request_us"] * US * reach) if c["sender.request_us"] > 0 and reach else 1.0

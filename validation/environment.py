@@ -96,18 +96,25 @@ def since(start: dict[int, float], now: dict[int, float]) -> float:
     return sum(max(0.0, seconds - start.get(pid, 0.0)) for pid, seconds in now.items())
 
 
-def nodes_jit_seconds() -> float:
-    """CPU-seconds the JIT compilers of this host's Kafka nodes have used so far: a freshly started broker compiles
-    for minutes, a cost of its start, not of the work measured."""
-    total = 0.0
+# A broker's threads by kind, from their /proc comm ("data-plane-kafk" is its request handlers' and network
+# threads' first 15 characters)
+NODE_THREAD_KINDS = (("data-plane-kafk", "data-plane"), ("ReplicaFetcherT", "fetcher"), ("C1 Compiler", "jit"),
+                     ("C2 Compiler", "jit"), ("GC Thread", "gc"), ("G1 ", "gc"))
+
+
+def nodes_threads_seconds() -> dict[str, float]:
+    """CPU-seconds so far of this host's Kafka nodes' threads, by kind (data-plane, fetcher, jit, gc, other). The
+    JIT's share is a cost of a fresh broker's start (it compiles for minutes), not of the work measured."""
+    out: dict[str, float] = {}
     for pid in own_pids((KAFKA_NODE,)):
         try:
             for task in Path(f"/proc/{pid}/task").iterdir():
-                if thread_kind((task / "comm").read_text().strip()) in ("C1", "C2"):
-                    total += cpu_seconds(task / "stat")
+                comm = (task / "comm").read_text().strip()
+                kind = next((k for prefix, k in NODE_THREAD_KINDS if comm.startswith(prefix)), "other")
+                out[kind] = out.get(kind, 0.0) + cpu_seconds(task / "stat")
         except OSError:
             continue
-    return total
+    return out
 
 
 # A JVM's threads by kind, from their /proc comm (Linux keeps a name's first 15 characters).
@@ -172,7 +179,7 @@ class CpuWatch:
     def __init__(self):
         self.busy = host_busy_seconds()
         self.own = own_processes_seconds()
-        self.jit = nodes_jit_seconds()
+        self.threads = nodes_threads_seconds()
         self.children = self._children()
 
     @staticmethod
@@ -186,7 +193,9 @@ class CpuWatch:
         busy = host_busy_seconds() - self.busy
         client = self._children() - self.children
         cluster = since(self.own, own_processes_seconds())
-        jit = nodes_jit_seconds() - self.jit
+        threads = nodes_threads_seconds()
+        kinds = {k: round(max(0.0, v - self.threads.get(k, 0.0)) / seconds, 3) for k, v in sorted(threads.items())}
         return {"busy_cores": round(busy / seconds, 3), "client_cores": round(client / seconds, 3),
-                "cluster_cores": round(cluster / seconds, 3), "cluster_jit_cores": round(max(0.0, jit) / seconds, 3),
+                "cluster_cores": round(cluster / seconds, 3), "cluster_jit_cores": kinds.get("jit", 0.0),
+                "cluster_threads_cores": kinds,
                 "other_cores": round(max(0.0, busy - client - cluster) / seconds, 3)}

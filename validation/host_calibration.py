@@ -21,9 +21,11 @@ from kafkasim.calibration import host as hostinfo
 from kafkasim.calibration.host_costs import host_costs, profile_sections
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
+from kafkasim.validation import admin, environment, perftest, runners
 from kafkasim.validation.cluster import Cluster
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
+from kafkasim.validation.runners import CLIENT_HEAP
 
 TOOL = Path(__file__).resolve().parent / "HostCosts.java"
 BASE_PORT = 39092
@@ -43,11 +45,14 @@ class Run:
     partitions: int = 1
     replicas: int = 1
     rate: float = -1
+    warmup: int | None = None        # records of the discarded warm-up (default: a quarter of the records)
 
     def line(self, scale: float, first: bool) -> str:
         records = max(2000, int(self.records * scale))
         # the first run starts the JVM and warms the brokers: a long warm-up (its cold start is measured)
         warmup = max(1000, int((1.5 if first else 0.25) * records)) if self.rate <= 0 else records // 4
+        if self.warmup is not None:
+            warmup = max(1000, int(self.warmup * scale))
         leader_first = "|".join(":".join(str(1 + (j % NODES)) for j in range(self.replicas))
                                 for _ in range(self.partitions))
         props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
@@ -63,14 +68,17 @@ class Run:
 # the Sender's per-request and per-batch ones; partitions put several batches in a request; each codec gives its
 # cost per byte on the worker and on the leader; one and two followers give the fetch costs; the throttled run,
 # the hand-offs at low load. ≈ 1.5 minutes of runs on this project's 2-core machine.
+# The second writes ≈ 6 GB through the leader first: measured on this project's VMs, once 3–4 GB had passed through
+# a broker's log since the host booted, its request handlers' kernel time per append tripled (user time the same)
+# and stayed so, whatever the retention settings; every live run after a minute's warm-up meets that state. (≈ 20 s)
 MATRIX = (
     Run("warm-s1k-b64k-p3-r3", 1000, 150_000, acks="all", partitions=3, replicas=3),
+    Run("s4k-b64k-sustained", 4000, 50_000, warmup=1_500_000),
     Run("s512-b64k", 512, 300_000),
     Run("s100-b16k-l0", 100, 400_000, batch=16384, linger=0),
     Run("s100-b256k", 100, 500_000, batch=262144, linger=10),
     Run("s1k-b16k-l0", 1000, 150_000, batch=16384, linger=0),
     Run("s1k-b256k", 1000, 200_000, batch=262144, linger=10),
-    Run("s4k-b64k", 4000, 50_000),
     Run("s1k-b64k-p6", 1000, 200_000, partitions=6),
     Run("s256-b16k-p12", 256, 300_000, batch=16384, partitions=12),
     Run("s1k-b64k-lz4", 1000, 200_000, codec="lz4"),
@@ -129,6 +137,11 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
                 proc.kill()
                 proc.wait()
             stderr.close()
+        runs.append(_cold_perf_test(lib, cluster, scale))
+        cold = runs[-1]["perf_test"]
+        say(f"kafkasim: calibrate host: a fresh kafka-producer-perf-test JVM: {cold['records_per_sec']:,.0f} "
+            f"records/s, its compilers {cold['threads'].get('C1', 0) + cold['threads'].get('C2', 0):.2f} CPU-s "
+            f"({time.monotonic() - started:.0f} s)")
     finally:
         cluster.down()
     fingerprint = hostinfo.fingerprint(speed)
@@ -163,6 +176,39 @@ def measure_speed(lib: Path | None = None) -> dict:
     fingerprint = hostinfo.fingerprint(json.loads(line.split(" ", 1)[1]))
     hostinfo.remember(fingerprint)
     return fingerprint
+
+
+PERF_TEST = Run("perf-test-cold", 1000, 300_000)
+
+
+def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
+    """One real kafka-producer-perf-test run in a fresh JVM, as every run the model predicts starts: its threads'
+    CPU (the JIT compilers', the Sender's while its code is cold) and its own counters."""
+    run, topic = PERF_TEST, "kafkasim-host-perf-test"
+    admin.create_topic(lib, cluster.state.bootstrap, topic, 1, 1)
+    try:
+        records = max(20_000, int(run.records * scale))
+        props = [f"{k}={v}" for k, v in {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger,
+                                          "compression.type": run.codec, "enable.idempotence": "false"}.items()]
+        cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
+                           ["--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records",
+                            str(records), "--record-size", str(run.size), "--throughput", "-1", "--print-metrics",
+                            "--command-property", *props], heap=CLIENT_HEAP)
+        threads = environment.ThreadCpu()
+        out = runners.run(cmd, 120 + records / 1000, threads.sample)
+        parsed = perftest.parse(out.stdout)
+        if out.exit_status != 0 or parsed.total is None:
+            raise LiveError(f"calibrate host: the perf-test run failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+    finally:
+        admin.delete_topic(lib, cluster.state.bootstrap, topic)
+    metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
+    return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
+            "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
+                          "seconds": records / parsed.total.records_per_sec,
+                          "threads": {k: round(v, 3) for k, v in threads.totals.items()},
+                          "request-total": metric("request-total"), "batch-size-avg": metric("batch-size-avg"),
+                          "outgoing-byte-total": metric("outgoing-byte-total"),
+                          "record-send-total": metric("record-send-total")}}
 
 
 def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ") -> str:
