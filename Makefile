@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench fidelity fidelity-epyc clean
+.PHONY: install demo test test-fast bench fidelity fidelity-epyc transfer clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,16 @@ fidelity-epyc: $(STAMP)
 	$(BIN)/kafkasim validate validation/data/local-epyc.jsonl --client kafka-python \
 	    --base-profile model/profiles/local-2core-epyc.yaml \
 	    --profile model/profiles/local-2core-epyc.yaml --max-evaluations 40
+
+# The transfer protocol (docs/fidelity.md): measure this host's costs, measure the transfer matrix, check the
+# measured profile on it unfitted (≈ 12 min on 2 cores; a quiet machine). DATE names the files.
+DATE ?= $(shell date +%Y-%m-%d)
+transfer: $(STAMP)
+	$(BIN)/kafkasim calibrate host -o validation/profiles/host-$(DATE).yaml
+	nice -n -10 $(BIN)/kafkasim measure --matrix validation/matrices/transfer.yaml \
+	    --out validation/data/transfer-$(DATE).jsonl
+	$(BIN)/kafkasim validate validation/data/transfer-$(DATE).jsonl --matrix validation/matrices/transfer.yaml \
+	    --no-fit --base-profile validation/profiles/host-$(DATE).yaml --out-dir validation/reports/transfer-$(DATE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

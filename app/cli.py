@@ -47,6 +47,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print()
     else:
         print(result.text())
+        if result.cut_short:
+            print(f"kafkasim: {result.cut_short}", file=sys.stderr)
         if spread:
             lo, hi = spread["records_per_sec"]
             print(f"band ({spread['level']:.0%} of {spread['draws']} draws from the profile's fit): "
@@ -166,6 +168,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kafkasim", description="Predict Kafka producer throughput and latency, and check "
                                                   "predictions against real clusters.")
+    import kafkasim
+    parser.add_argument("--version", action="version", version=f"kafkasim {kafkasim.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     predict = sub.add_parser("predict", help="simulate a scenario and print what perf-test and the metrics "
                                              "would show")

@@ -27,23 +27,35 @@ class Field:
         return name
 
 
+def clip(value: Any, limit: int = 80) -> str:
+    """repr(value) cut to `limit` characters: an error names a value, it does not echo a huge one whole."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
 def read_mapping(path: Path, label: str, what: str) -> dict:
     """A YAML file that must hold a mapping; ValueError with one line (naming `label`) otherwise."""
-    return parse_mapping(Path(path).read_text(), label, what)
+    try:
+        text = Path(path).read_text()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{label}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
+    return parse_mapping(text, label, what)
 
 
 def parse_mapping(text: str, label: str, what: str) -> dict:
     """YAML text that must hold a mapping; ValueError with one line (naming `label`) otherwise."""
     try:
-        data = yaml.safe_load(text) or {}
+        data = yaml.safe_load(text)
+    except RecursionError:
+        raise ValueError(f"{label}: nested too deeply to read") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ValueError(f"{label}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not data:        # (an empty file is no scenario either)
         raise ValueError(f"{label}: {what}")
     return data

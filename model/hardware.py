@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkasim.model.fields import Field, read_mapping
+from kafkasim.model.fields import Field, clip, read_mapping
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 CODECS = ("gzip", "snappy", "lz4", "zstd")
@@ -173,12 +173,16 @@ def profile_names() -> list[str]:
 
 def load_profile(name: str) -> dict[str, Any]:
     path = profile_path(name)
-    if name == THIS_HOST and not path.is_file():
+    try:
+        exists = path.is_file()
+    except OSError:                  # (a name too long for a file name)
+        exists = False
+    if name == THIS_HOST and not exists:
         raise ValueError(f"hardware.profile={THIS_HOST} is not allowed yet: this host has not been measured; "
                          f"`kafkasim calibrate host -o PROFILE.yaml` measures it (≈ 1–2 min) and keeps it as {THIS_HOST}")
-    if not path.is_file():
+    if not exists:
         known = ", ".join(profile_names())
-        raise ValueError(f"hardware.profile={name!r} is not allowed: expected one of {known} or a .yaml path")
+        raise ValueError(f"hardware.profile={clip(name)} is not allowed: expected one of {known} or a .yaml path")
     return read_mapping(path, f"hardware.profile={name!r}", "a profile must be a mapping of keys to values")
 
 

@@ -41,8 +41,21 @@ class Result:
     timeline: dict = field(repr=False)
     latencies_ms: np.ndarray = field(repr=False)
 
+    @property
+    def cut_short(self) -> str | None:
+        """A line saying the run hit model.max_sim_seconds before its records were done, or None."""
+        limit = float(self.scenario.get("model.max_sim_seconds", float("inf")))
+        expected = int(self.scenario.get("workload.records", 0)) * int(self.scenario.get("producers", 1))
+        done = self.records_acked + self.records_failed
+        if self.simulated_seconds < 0.999 * limit or not expected or done >= expected:
+            return None
+        return (f"warning: the run reached model.max_sim_seconds={limit:g} before its records were done ({done:,} "
+                f"of {expected:,} completed): the figures describe its first {limit:g} s only; raise "
+                f"model.max_sim_seconds or send fewer records")
+
     def to_json(self, timeline: bool = False) -> dict:
         out = asdict(self)
+        out["cut_short"] = self.cut_short
         out.pop("latencies_ms")
         if not timeline:
             out.pop("timeline")
@@ -70,6 +83,8 @@ class Result:
         lines.append(f"bottleneck: {v['bottleneck']} ({v['utilisation']:.0%}) — {v['evidence']}")
         lines.append(f"[model {self.model_version}, seed {self.seed}, {self.simulated_seconds:.2f} s simulated "
                      f"in {self.runtime_seconds:.2f} s]")
+        if self.cut_short:
+            lines.append(self.cut_short)
         return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from kafkasim.model import clients
-from kafkasim.model.fields import Field, fmt as _fmt, read_mapping
+from kafkasim.model.fields import Field, clip, fmt as _fmt, read_mapping
 from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, resolve_hardware
 
 
@@ -284,17 +284,26 @@ def _kafka_text(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Loading.
 
-def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+MAX_DEPTH, MAX_KEYS = 8, 2000     # no scenario nests deeper or holds more keys; YAML aliases can make both endless
+
+
+def flatten(tree: Any, prefix: str = "", depth: int = 0, out: dict[str, Any] | None = None) -> dict[str, Any]:
     """Nested mappings to dotted keys: {"producer": {"batch.size": 1}} -> {"producer.batch.size": 1}."""
+    out = {} if out is None else out
     if not isinstance(tree, dict):
-        return {prefix: tree}
-    out: dict[str, Any] = {}
+        out[prefix] = tree
+        return out
+    if depth >= MAX_DEPTH:
+        raise ScenarioError(f"{prefix or 'the scenario'}: nested more than {MAX_DEPTH} levels deep (a YAML alias "
+                            f"that refers to itself?); a scenario is sections of keys")
     for key, value in tree.items():
         full = f"{prefix}.{key}" if prefix else str(key)
         if isinstance(value, dict):
-            out.update(flatten(value, full))
+            flatten(value, full, depth + 1, out)
         else:
             out[full] = value
+        if len(out) > MAX_KEYS:
+            raise ScenarioError(f"the scenario has more than {MAX_KEYS} keys (YAML aliases repeating mappings?)")
     return out
 
 
@@ -316,9 +325,13 @@ def parse_overrides(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     out = {}
     for item in overrides:
         if "=" not in item:
-            raise ScenarioError(f"--set {item!r}: expected key=value, e.g. producer.batch.size=65536")
+            raise ScenarioError(f"--set {clip(item)}: expected key=value, e.g. producer.batch.size=65536")
         key, text = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        try:
+            out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        except (yaml.YAMLError, RecursionError):
+            raise ScenarioError(f"--set {clip(key.strip())[1:-1]}={clip(text)[1:-1]}: not a value (a number, a word, "
+                                f"true/false)") from None
     return out
 
 
@@ -329,15 +342,13 @@ def check_key(key: str) -> None:
     near = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
     near = near or [k for k in FIELDS if k.endswith("." + key)][:1]
     hint = f"; did you mean {near[0]!r}?" if near else f"; sections are {', '.join(SECTIONS)}"
-    raise ScenarioError(f"unknown key {key!r}{hint}")
+    raise ScenarioError(f"unknown key {clip(key)}{hint}")
 
 
 def check_value(key: str, value: Any) -> Any:
     """The value converted to the field's kind, or ScenarioError naming key, value and what is allowed."""
     f = FIELDS[key]
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."     # (a huge value is named, not echoed whole)
-    bad = ScenarioError(f"{key}={shown} is not allowed: expected {f.allowed()}")
+    bad = ScenarioError(f"{key}={clip(value)} is not allowed: expected {f.allowed()}")
     if isinstance(f.kind, tuple):
         text = _kafka_text(value).lower() if not isinstance(value, str) else value.lower()
         if text not in f.kind:
@@ -385,7 +396,7 @@ def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | No
     try:
         defaults = clients.producer_defaults(library, version)
     except ValueError as exc:
-        raise ScenarioError(f"client.version={version!r} is not allowed: {exc}") from None
+        raise ScenarioError(f"client.version={clip(version)} is not allowed: {exc}") from None
     idempotence_set = "producer.enable.idempotence" in values
     for prop, default in defaults.items():
         values.setdefault("producer." + prop, default)

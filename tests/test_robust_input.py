@@ -84,3 +84,53 @@ raise SystemExit(cli.main(['predict', '{EXAMPLE}']))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert "cleaned up" in proc.stdout
     assert proc.returncode == 130
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a: &a [*a]\nproducer: &p {x: *p}\n", "nested more than"),
+    ("x: " + "[" * 600 + "]" * 600 + "\n", "nested too deeply"),
+    ("a: &a {b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 1, j: 1, k: 1}\n"
+     "b: &b {a: *a, b: *a, c: *a, d: *a, e: *a, f: *a, g: *a, h: *a, i: *a, j: *a}\n"
+     "c: &c {a: *b, b: *b, c: *b, d: *b, e: *b, f: *b, g: *b, h: *b, i: *b, j: *b}\n"
+     "d: {a: *c, b: *c, c: *c, d: *c, e: *c, f: *c, g: *c, h: *c, i: *c, j: *c}\n", "more than 2000 keys"),
+    ("", "must be a mapping"),
+    ("0\n", "must be a mapping"),
+])
+def test_scenario_files_that_would_recurse_or_say_nothing_are_refused_in_one_line(tmp_path, text, words):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=words) as err:
+        load_scenario(path)
+    assert "\n" not in str(err.value)
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"producer: {acks: \xff}\n")
+    with pytest.raises(ScenarioError, match=r"s\.yaml: not UTF-8 text \(byte 17 is 0xff\)"):
+        load_scenario(path)
+
+
+def test_an_unparsable_set_value_is_one_line():
+    with pytest.raises(ScenarioError, match=r"^--set workload.records=\[1, 2: not a value"):
+        load_scenario(EXAMPLE, ["workload.records=[1, 2"])
+
+
+def test_many_producers_get_their_own_random_streams():
+    from kafkasim.model.simulate import simulate
+    result = simulate(load_scenario(EXAMPLE, ["producers=63", "workload.records=200", "hardware.colocated_cores=0"]))
+    assert result.records_acked == 63 * 200
+
+
+def test_a_run_too_big_for_memory_is_refused_with_what_it_needs():
+    from kafkasim.model.simulate import simulate
+    with pytest.raises(ScenarioError, match=r"needs ≈ .* GiB .* enough for ≈ [\d,]+ records"):
+        simulate(load_scenario(EXAMPLE, ["workload.records=10000000000"]))
+
+
+def test_a_run_cut_at_the_simulated_time_limit_says_so():
+    from kafkasim.model.simulate import simulate
+    result = simulate(load_scenario(EXAMPLE, ["model.max_sim_seconds=0.5", "workload.records=200000"]))
+    assert "reached model.max_sim_seconds=0.5" in result.cut_short
+    assert result.cut_short in result.text() and result.to_json()["cut_short"] == result.cut_short
+    assert simulate(load_scenario(EXAMPLE, ["workload.records=2000"])).cut_short is None
