@@ -169,7 +169,8 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert hardware["broker.fetch_us"] > 0
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
     runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in runs] == [r.id for r in MATRIX]
+    assert [r["id"] for r in runs] == [r.id for r in MATRIX] + ["perf-test-cold"]
+    assert runs[-1]["perf_test"]["threads"]["C2"] > 0          # a fresh perf-test JVM compiles
     # the profile predicts
     result = simulate(load_scenario("examples/local-1broker.yaml", [f"hardware.profile={out}",
                                                                      "workload.records=5000"]))

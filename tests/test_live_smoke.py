@@ -28,16 +28,9 @@ cluster: {brokers: 1}
 
 
 def _free_base_port(brokers: int = 1) -> int:
-    """A base port whose client/controller/external ports (base + i, +100, +200) are all free."""
-    for base in range(29092, 29992, 7):
-        try:
-            for port in (base + i + offset for i in range(brokers) for offset in (0, 100, 200)):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-    pytest.skip("no free port range for a test broker")
+    """A base port whose every port a cluster takes is free."""
+    from kafkasim.validation.cluster import free_base_port
+    return free_base_port(29092, brokers, step=7, tries=120)
 
 
 def _processes_mentioning(text: str) -> list[int]:
@@ -310,3 +303,45 @@ def test_codec_levels_are_measured_through_the_clients_own_streams(tmp_path):
     fast, hc = got[("lz4", 9, "random-letters")], got[("lz4", 1, "random-letters")]
     assert hc[0] > 3 * fast[0] and hc[1] <= fast[1]
     assert 0.5 < got[("gzip", 1, "random-letters")][1] < 0.75 and got[("gzip", 1, "text")][1] < 0.1
+
+
+def test_a_broker_killed_mid_measurement_is_reported_within_seconds(tmp_path):
+    """The broker dies during the second of two runs: that run fails within seconds saying so, the first run is
+    kept, the measurement stops (no further run waits out its time limit), and nothing is left running."""
+    import signal
+    import threading
+    import time
+
+    from kafkasim.validation.errors import LiveError
+    from kafkasim.validation.targets import ClusterPool, network_of
+
+    scenario = tmp_path / "dies.yaml"
+    scenario.write_text(SCENARIO.replace("records: 20000", "records: 40000").replace("throughput: -1",
+                                                                                     "throughput: 4000"))
+    store = RunStore(tmp_path / "runs.jsonl")
+    pool = ClusterPool(tmp_path / "pool", base_port=_free_base_port(1), say=lambda text: None)
+    config = Config(scenario, "java")
+    killed = {}
+
+    def kill_during_second_run():
+        while len(store.records()) < 1:
+            time.sleep(0.2)
+        time.sleep(3)
+        killed["at"] = time.monotonic()
+        os.kill(pool.cluster.state.pids[0], signal.SIGKILL)
+
+    try:
+        target = pool.target(1, network_of(config.load()))
+        measurer = Measurer(store, repeat=3, warmup_records=0)
+        measurer.say = lambda text: None
+        killer = threading.Thread(target=kill_during_second_run, daemon=True)
+        killer.start()
+        with pytest.raises(LiveError, match="broker 1 is down"):
+            measurer.measure(config, target)
+        assert time.monotonic() - killed["at"] < 15
+        first, second = store.records()
+        assert first["ok"] and not second["ok"] and "broker 1 is down" in second["error"]
+    finally:
+        directory = pool.directory
+        pool.close()
+        assert _processes_mentioning(str(directory.resolve())) == []

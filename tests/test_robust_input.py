@@ -134,3 +134,20 @@ def test_a_run_cut_at_the_simulated_time_limit_says_so():
     assert "reached model.max_sim_seconds=0.5" in result.cut_short
     assert result.cut_short in result.text() and result.to_json()["cut_short"] == result.cut_short
     assert simulate(load_scenario(EXAMPLE, ["workload.records=2000"])).cut_short is None
+
+
+def test_each_measurement_gets_its_own_private_cluster_directory():
+    import os
+
+    from kafkasim.validation.targets import ClusterPool
+    pool = ClusterPool()
+    assert pool.directory.name == f"measure-cluster-{os.getpid()}" and pool.base_port is None
+
+
+def test_an_unreachable_bootstrap_server_is_refused_at_once():
+    import time
+
+    from kafkasim.validation.runners import unreachable
+    start = time.monotonic()
+    assert unreachable(f"127.0.0.1:{cl.free_base_port(33000, 1)}") == "connection refused"
+    assert time.monotonic() - start < 15

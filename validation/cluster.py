@@ -138,6 +138,19 @@ class Cluster:
                 pids.append(pid)
         return pids
 
+    def died(self) -> list[int]:
+        """The nodes (1-based) that should run — their PID file is there — and do not: a broker that crashed or was
+        killed. (A node stopped on purpose, stop_node, has no PID file.)"""
+        out = []
+        for pid_file in self._pid_files():
+            try:
+                pid = int(pid_file.read_text().strip())
+            except (OSError, ValueError):
+                continue
+            if not self._is_our_node(pid):
+                out.append(int(pid_file.parent.name.removeprefix("node-")))
+        return sorted(out)
+
     # ---- up ------------------------------------------------------------------------------------------------
     def _check_ports_free(self) -> None:
         if self.state.netns:

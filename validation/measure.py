@@ -133,12 +133,19 @@ class Measurer:
                 self.failures += not record["ok"]
                 records.append(record)
                 self.say(f"{label}{name} {config.client} run {r + 1}/{self.repeat}: {_describe(record)}")
+                if record.get("broker_down"):        # (the next runs would only wait out their time limits)
+                    raise LiveError(f"{label}{name} run {r + 1}: {record['error']}; the runs before it are kept in "
+                                    f"{self.store.path}")
         finally:
             try:
                 if down:
                     self._bring_back(target, topic, down, f"{label}{name}")
-            finally:     # (the topic goes even if a node did not come back)
+            finally:     # (the topic goes even if a node did not come back, unless no broker is left to ask)
+                why = None if target.admin_prefix else runners.unreachable(target.admin_bootstrap)
                 try:
+                    if why:
+                        raise LiveError(f"topic {topic} was left on {target.admin_bootstrap}: no broker answers "
+                                        f"({why})")
                     admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
                                        target.admin_prefix)
                 except LiveError as exc:
@@ -176,7 +183,10 @@ class Measurer:
         n, runs, sent, seconds, broker_us = records, 0, 0, 0.0, []
         while True:
             cpu = environment.CpuWatch()
-            out = runners.run(runners.argv("java", self.lib, warm, target, topic, n), runners.time_limit(warm, n))
+            out = runners.run(runners.argv("java", self.lib, warm, target, topic, n), runners.time_limit(warm, n),
+                              self._watcher(target))
+            if out.failure:
+                raise LiveError(f"{name} warm-up: {out.failure}")
             use = cpu.stop(out.seconds)
             total = perftest.parse(out.stdout).total
             runs, sent, seconds = runs + 1, sent + n, seconds + out.seconds
@@ -193,6 +203,18 @@ class Measurer:
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}")
 
+    @staticmethod
+    def _watcher(target: Target, threads=None):
+        """What runs beside a client: its threads' CPU read (Java) and the target's brokers checked (a broker that
+        goes down stops the run within a second, where it would otherwise wait out its time limit)."""
+        brokers = runners.BrokerWatch(target)
+
+        def look(pid: int) -> None:
+            if threads is not None:
+                threads.sample(pid)
+            brokers.check()
+        return look
+
     def _run_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target, topic: str,
                   repeat: int) -> dict:
         n = sc.workload.records
@@ -207,7 +229,7 @@ class Measurer:
         env["host"] = self.host
         cpu = environment.CpuWatch()
         threads = environment.ThreadCpu() if config.client == "java" else None
-        out = runners.run(cmd, runners.time_limit(sc, n), threads.sample if threads else None)
+        out = runners.run(cmd, runners.time_limit(sc, n), self._watcher(target, threads))
         env["cpu_during_run"] = cpu.stop(out.seconds)
         if threads is not None and env["cpu_during_run"] is not None:
             # the producer's threads' CPU-seconds by kind: what the model's per-thread costs stand for
@@ -217,7 +239,9 @@ class Measurer:
         sent = total.records if total else 0
         metric_errors = parsed.metrics.get("producer-metrics:record-error-total")
         error = None
-        if out.timed_out:
+        if out.failure:
+            error = out.failure
+        elif out.timed_out:
             error = f"timed out after {out.seconds:.0f} s"
         elif out.exit_status != 0:
             error = f"exit status {out.exit_status}: {_last_line(out.stderr)}"
@@ -226,6 +250,7 @@ class Measurer:
         return {
             "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
             "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
+            "broker_down": bool(out.failure),
             "seconds": round(out.seconds, 3),
             "client": {"library": config.client, "version": version},
             "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,

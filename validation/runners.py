@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
 
-from kafkasim.validation.errors import UserError
+from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_jars, client_release, compiled, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")
@@ -47,6 +48,51 @@ class RunOutput:
     exit_status: int | None
     seconds: float
     timed_out: bool
+    failure: str | None = None     # why the watcher stopped the client (a broker went down), if it did
+
+
+def unreachable(bootstrap: str, timeout: float = 3.0) -> str | None:
+    """Why none of the bootstrap servers takes a connection ("connection refused", "timed out"), or None when one
+    does."""
+    why = None
+    for address in bootstrap.split(","):
+        host, _, port = address.strip().rpartition(":")
+        try:
+            socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout).close()
+            return None
+        except ValueError:
+            return f"{address} is not host:port"
+        except ConnectionRefusedError:
+            why = "connection refused"
+        except OSError as exc:
+            why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+    return why
+
+
+class BrokerWatch:
+    """Notices, within a second, a broker of the target that stopped while a client runs: the nodes kafkasim
+    started by their processes, any other cluster by a connection to its bootstrap servers (each is checked at most
+    once a second; for a cluster behind network emulation only the nodes are)."""
+
+    EVERY = 1.0
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.next = time.monotonic() + self.EVERY
+
+    def check(self) -> None:
+        if time.monotonic() < self.next:
+            return
+        self.next = time.monotonic() + self.EVERY
+        nodes = self.target.nodes
+        if nodes is not None:
+            dead = nodes.died()
+            if dead:
+                raise LiveError(f"broker {', '.join(map(str, dead))} is down (its process exited during the run)")
+        elif not self.target.client_prefix:
+            why = unreachable(self.target.bootstrap, timeout=1.0)
+            if why:
+                raise LiveError(f"no broker at {self.target.bootstrap} answers any more ({why})")
 
 
 def check_supported(sc, client: str = "java") -> None:
@@ -139,18 +185,22 @@ WATCH_EVERY = 0.05      # seconds between a watcher's looks at the running clien
 
 def run(cmd: list[str], timeout: float, watch: Callable[[int], object] | None = None) -> RunOutput:
     """Run one client; on timeout or Ctrl-C kill its whole process group, then re-raise Ctrl-C. watch(pid), if
-    given, is called every WATCH_EVERY seconds while the client runs (e.g. to read its threads' CPU)."""
+    given, is called every WATCH_EVERY seconds while the client runs (e.g. to read its threads' CPU); a LiveError
+    from it stops the client, and the output says why (failure)."""
     start = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
                                 start_new_session=True)
-        timed_out = False
+        timed_out, failure = False, None
         try:
             if watch is not None:
                 while proc.poll() is None and time.monotonic() - start < timeout:
                     watch(proc.pid)
                     time.sleep(WATCH_EVERY)
             proc.wait(timeout=max(0.0, timeout - (time.monotonic() - start)))
+        except LiveError as exc:
+            failure = str(exc)
+            _kill_group(proc)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
@@ -159,7 +209,7 @@ def run(cmd: list[str], timeout: float, watch: Callable[[int], object] | None = 
             raise
         out.seek(0)
         err.seek(0)
-        return RunOutput(cmd, out.read(), err.read(), proc.returncode, time.monotonic() - start, timed_out)
+        return RunOutput(cmd, out.read(), err.read(), proc.returncode, time.monotonic() - start, timed_out, failure)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.errors import UserError
 from kafkasim.validation.kafka_dist import cache_dir
-from kafkasim.validation.runners import Target, stopping_brokers_error
+from kafkasim.validation.runners import Target, stopping_brokers_error, unreachable
 
 PRIVATE_BASE_PORT = 19092  # clear of `cluster up`'s 9092..
 
@@ -101,6 +101,9 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
                             "starts itself; drop --bootstrap-server or set both to 0")
         if offline:
             raise stopping_brokers_error(sc, "; drop --bootstrap-server or set it to 0")
+        why = unreachable(bootstrap_server)
+        if why:
+            raise UserError(f"--bootstrap-server {bootstrap_server}: no broker answered ({why})")
         return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
     running = Cluster.load()
     # (nodes are stopped only in a private cluster, never in the one `kafkasim cluster up` started for the user)
