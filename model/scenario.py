@@ -44,7 +44,8 @@ FIELDS: dict[str, Field] = {
     # --- producer properties (Kafka names). None = the client version's default.
     "producer.acks": Field(("0", "1", "all", "-1"), None, "Acknowledgements the leader must receive before a "
                            "request is complete: 0 none, 1 the leader, all the full ISR."),
-    "producer.batch.size": Field(int, None, "Bytes per partition batch before it is sent.", 1, INT_MAX),
+    "producer.batch.size": Field(int, None, "Bytes per partition batch before it is sent (0: no batching, one "
+                                 "record a batch, as Kafka takes it).", 0, INT_MAX),
     "producer.linger.ms": Field(float, None, "How long a batch waits for more records before it is sendable.",
                                 0, INT_MAX),
     "producer.compression.type": Field(("none", "gzip", "snappy", "lz4", "zstd"), None,

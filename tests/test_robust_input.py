@@ -151,3 +151,10 @@ def test_an_unreachable_bootstrap_server_is_refused_at_once():
     start = time.monotonic()
     assert unreachable(f"127.0.0.1:{cl.free_base_port(33000, 1)}") == "connection refused"
     assert time.monotonic() - start < 15
+
+
+def test_batch_size_zero_sends_one_record_a_batch_as_kafka_does():
+    from kafkasim.model.simulate import simulate
+    result = simulate(load_scenario(EXAMPLE, ["producer.batch.size=0", "workload.records=2000"]))
+    assert result.records_acked == 2000
+    assert result.metrics["batch-size-avg"] < 2 * 1024       # one 1 KiB record (and its headers) a batch

@@ -69,7 +69,7 @@ def _cluster(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from kafkasim.validation import targets
+    from kafkasim.validation import runners, targets
     from kafkasim.validation.matrix import Matrix
     from kafkasim.validation.measure import Config, Measurer
     from kafkasim.validation.store import RunStore
@@ -104,8 +104,10 @@ def _measure(args: argparse.Namespace) -> int:
         for c in configs:
             c.warmup_records = None
     measurer = Measurer(RunStore(args.out), repeat, warmup, args.command_config)
-    # Load every scenario first (a typo fails before anything starts), then group by cluster shape.
+    # Load and check every scenario first (a typo fails before anything starts), then group by cluster shape.
     loaded = [(c, c.load()) for c in configs]
+    for c, sc in loaded:
+        runners.check_supported(sc, c.client)
     loaded.sort(key=lambda cs: (cs[1].cluster.brokers, cs[1].network.rtt_ms, cs[1].network.bandwidth_mbit))
     pool = targets.ClusterPool(command_config=args.command_config, say=measurer.say, base_port=args.base_port)
     try:
