@@ -23,6 +23,12 @@ def _json_default(value):
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
+def _say_progress(p: dict) -> None:
+    eta = f", about {p['eta_seconds']:.0f} s to go" if p["eta_seconds"] is not None else ""
+    print(f"kafkasim: {p['records']:,} of {p['of']:,} records done, {p['simulated_seconds']:.2f} s simulated{eta} "
+          f"(Ctrl-C stops)", file=sys.stderr, flush=True)
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, args.set)
     if args.seed is not None:
@@ -30,7 +36,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(f"kafkasim: simulating {scenario.name} ({scenario.workload.records * scenario.producers} records)...",
               file=sys.stderr)
-    result = simulate(scenario)
+    result = simulate(scenario, progress=_say_progress if args.format == "text" else None)
     from kafkasim.calibration.bands import band, held_out_line, uncertainty
     spread = None
     if args.band is None:       # by default, a band whenever the profile was fitted with uncertainty

@@ -141,7 +141,28 @@ def _streams(seed: int):
         yield from sequence.spawn(64)
 
 
-def simulate(s: Scenario) -> Result:
+PROGRESS_AFTER, PROGRESS_EVERY = 3.0, 1.0      # wall seconds: a run longer than this reports, this often
+
+
+def _progress(env: simpy.Environment, records, total: int, horizon: float, report, wall: float):
+    """A watcher that wakes every simulated 10 ms and, once the run has taken PROGRESS_AFTER wall seconds, reports
+    records completed, simulated seconds and an ETA every PROGRESS_EVERY. (Its own timeouts change no other event's
+    order: SimPy orders the rest as before.)"""
+    last = wall + PROGRESS_AFTER - PROGRESS_EVERY
+    while True:
+        yield env.timeout(0.01)
+        now = time.perf_counter()
+        if now - last < PROGRESS_EVERY:
+            continue
+        last = now
+        done = total - records.outstanding
+        share = max(done / total if total else 0.0, env.now / horizon)
+        report({"records": done, "of": total, "simulated_seconds": env.now,
+                "eta_seconds": (now - wall) * (1 - share) / share if share > 0 else None})
+
+
+def simulate(s: Scenario, progress=None) -> Result:
+    """Run the scenario; progress(dict), if given, hears how far a long run is (records, simulated seconds, ETA)."""
     wall = time.perf_counter()
     env = simpy.Environment()
     streams = _streams(s.seed)
@@ -249,6 +270,8 @@ def simulate(s: Scenario) -> Result:
     # The run keeps nearly everything it makes (batches, requests, record runs) until it ends, and what it drops
     # is freed by reference counting: the cyclic garbage collector would only walk the growing heap again and
     # again (2-8 % of a run). It pauses for the run; the run's objects are collected as usual afterwards.
+    if progress is not None:
+        env.process(_progress(env, records, total, s.max_sim_seconds, progress, wall))
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -158,3 +158,16 @@ def test_batch_size_zero_sends_one_record_a_batch_as_kafka_does():
     result = simulate(load_scenario(EXAMPLE, ["producer.batch.size=0", "workload.records=2000"]))
     assert result.records_acked == 2000
     assert result.metrics["batch-size-avg"] < 2 * 1024       # one 1 KiB record (and its headers) a batch
+
+
+def test_a_long_run_reports_its_progress(monkeypatch):
+    from kafkasim.model import simulate as sm
+    monkeypatch.setattr(sm, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(sm, "PROGRESS_EVERY", 0.0)
+    heard = []
+    sc = load_scenario(EXAMPLE, ["workload.records=3000"])
+    result = sm.simulate(sc, progress=heard.append)
+    assert heard and heard[-1]["of"] == 3000 and 0 <= heard[-1]["records"] <= 3000
+    assert heard[-1]["simulated_seconds"] <= result.simulated_seconds
+    # the watcher changes nothing in the run
+    assert sm.simulate(sc).perf_test == result.perf_test
