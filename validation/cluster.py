@@ -127,29 +127,23 @@ class Cluster:
             return False
         return KAFKA_NODE in cmdline and any(str(self.directory).encode() in arg for arg in cmdline)
 
-    def running_pids(self) -> list[int]:
-        pids = []
+    def _recorded(self) -> list[tuple[int, int]]:
+        """(node, pid) for each PID file there is: the nodes that should run."""
+        out = []
         for pid_file in self._pid_files():
             try:
-                pid = int(pid_file.read_text().strip())
+                out.append((int(pid_file.parent.name.removeprefix("node-")), int(pid_file.read_text().strip())))
             except (OSError, ValueError):
                 continue
-            if self._is_our_node(pid):
-                pids.append(pid)
-        return pids
+        return out
+
+    def running_pids(self) -> list[int]:
+        return [pid for _, pid in self._recorded() if self._is_our_node(pid)]
 
     def died(self) -> list[int]:
         """The nodes (1-based) that should run — their PID file is there — and do not: a broker that crashed or was
         killed. (A node stopped on purpose, stop_node, has no PID file.)"""
-        out = []
-        for pid_file in self._pid_files():
-            try:
-                pid = int(pid_file.read_text().strip())
-            except (OSError, ValueError):
-                continue
-            if not self._is_our_node(pid):
-                out.append(int(pid_file.parent.name.removeprefix("node-")))
-        return sorted(out)
+        return sorted(node for node, pid in self._recorded() if not self._is_our_node(pid))
 
     # ---- up ------------------------------------------------------------------------------------------------
     def _check_ports_free(self) -> None:
