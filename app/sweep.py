@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import yaml
 
-from kafkasim.model.scenario import FIELDS, Scenario, ScenarioError, check_key, check_value
+from kafkasim.model.scenario import FIELDS, Scenario, ScenarioError, check_value, resolve_key
 # Imported here, not in evaluate(): forked worker processes then run the model this process loaded.
 from kafkasim.model.simulate import simulate
 
@@ -42,22 +42,6 @@ SWEEP_RECORDS = 100_000      # default simulated records per configuration (all 
 
 # ---------------------------------------------------------------------------------------------------------------
 # --vary parsing
-
-def resolve_key(key: str) -> str:
-    """The flat scenario key for `key`: itself if known, else the one key ending in `.key` (batch.size ->
-    producer.batch.size); otherwise the model's own unknown-key error."""
-    key = key.strip()
-    if key in FIELDS:
-        return key
-    if "producer." + key in FIELDS:         # a bare Kafka property is the producer's (compression.type)
-        return "producer." + key
-    matches = [k for k in FIELDS if k.endswith("." + key)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise ScenarioError(f"--vary {key!r} is ambiguous: it could be {', '.join(matches)}")
-    check_key(key)           # raises ScenarioError with a did-you-mean
-    return key
 
 
 @dataclass(frozen=True)

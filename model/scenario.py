@@ -328,12 +328,31 @@ def parse_overrides(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
         if "=" not in item:
             raise ScenarioError(f"--set {clip(item)}: expected key=value, e.g. producer.batch.size=65536")
         key, text = item.split("=", 1)
+        key = resolve_key(key) if key.strip() else key
         try:
             out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
         except (yaml.YAMLError, RecursionError):
             raise ScenarioError(f"--set {clip(key.strip())[1:-1]}={clip(text)[1:-1]}: not a value (a number, a word, "
                                 f"true/false)") from None
     return out
+
+
+def resolve_key(key: str) -> str:
+    """The flat scenario key for `key`: itself if known, else the producer's property of that name, else the one key
+    ending in `.key` (batch.size -> producer.batch.size, partitions -> topic.partitions); otherwise check_key's
+    unknown-key error. --set, sweep's --vary and the app take keys through it alike."""
+    key = key.strip()
+    if key in FIELDS:
+        return key
+    if "producer." + key in FIELDS:         # a bare Kafka property is the producer's (compression.type)
+        return "producer." + key
+    matches = [k for k in FIELDS if k.endswith("." + key)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise ScenarioError(f"key {clip(key)} is ambiguous: it could be {', '.join(matches)}")
+    check_key(key)           # raises ScenarioError with a did-you-mean
+    return key
 
 
 def check_key(key: str) -> None:

@@ -82,7 +82,7 @@ def test_plan_json_and_text(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--target-rps", "0", "--record-size", "100"], "--target-rps=0 is not allowed"),
     (["--target-rps", "1000", "--record-size", "big"], "--record-size='big' is not allowed"),
-    (["--target-rps", "1000", "--record-size", "100", "--batch-sizes", "0"], "producer.batch.size=0 is not allowed"),
+    (["--target-rps", "1000", "--record-size", "100", "--batch-sizes", "-1"], "producer.batch.size=-1 is not allowed"),
     (["--target-rps", "1000", "--record-size", "100", "--max-brokers", "2"], "RF 3 needs at least 3 brokers"),
     (["--target-rps", "1000", "--record-size", "100", "--set", "producer.batch.sise=1"], "unknown key"),
 ])

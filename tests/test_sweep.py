@@ -84,7 +84,7 @@ def test_records_are_scaled_down_and_the_note_says_so():
 
 @pytest.mark.parametrize("vary, message", [
     ("batch.sise=1", "unknown key 'batch.sise'; did you mean 'producer.batch.size'?"),
-    ("batch.size=-3", "producer.batch.size=-3 is not allowed: expected an integer from 1 to 2147483647"),
+    ("batch.size=-3", "producer.batch.size=-3 is not allowed: expected an integer from 0 to 2147483647"),
     ("compression.type=lz5", "producer.compression.type='lz5' is not allowed"),
     ("batch.size", "expected key=v1,v2,..."),
     ("batch.size=16384:1024", "low end must be below its high end"),
