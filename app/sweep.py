@@ -239,11 +239,12 @@ def _clock(seconds: float) -> str:
 
 
 def run_scenarios(scenarios: Sequence[Scenario], jobs: int = 1, scheduler: str | None = None,
-                  progress: bool | Progress = False, label: str = "sweep") -> list[dict[str, Any]]:
+                  progress: bool | Progress = False, label: str = "sweep",
+                  rows: list | None = None) -> list[dict[str, Any]]:
     """evaluate() every scenario — serially, in `jobs` local processes, or on the Dask scheduler at `scheduler` —
-    and return the rows in the scenarios' order."""
+    and return the rows in the scenarios' order (filled into `rows` as they finish, if given)."""
     bar = progress if isinstance(progress, Progress) else Progress(len(scenarios), label, enabled=bool(progress))
-    rows: list[dict[str, Any] | None] = [None] * len(scenarios)
+    rows = [None] * len(scenarios) if rows is None else rows
     if not scenarios:
         return []
     if scheduler:
@@ -311,6 +312,7 @@ class SweepResult:
     rows: list[dict[str, Any]]
     note: str
     wall_seconds: float
+    interrupted: bool = False       # Ctrl-C came before every point was done: these are the finished ones
 
     @property
     def keys(self) -> list[str]:
@@ -335,7 +337,14 @@ def sweep(base: Scenario, axes: Sequence[Axis], samples: int | None = None, samp
     scaled, note = with_records(base, records)
     scenarios = point_scenarios(scaled, points)
     start = time.perf_counter()
-    rows = run_scenarios(scenarios, jobs=jobs, scheduler=scheduler, progress=progress)
+    rows: list = [None] * len(scenarios)
+    try:
+        run_scenarios(scenarios, jobs=jobs, scheduler=scheduler, progress=progress, rows=rows)
+    except KeyboardInterrupt:          # the finished points are kept
+        done = [i for i, row in enumerate(rows) if row is not None]
+        return SweepResult(list(axes), [points[i] for i in done], [rows[i] for i in done],
+                           f"{note}; interrupted after {len(done)} of {len(points)} configurations",
+                           time.perf_counter() - start, interrupted=True)
     return SweepResult(list(axes), points, rows, note, time.perf_counter() - start)
 
 

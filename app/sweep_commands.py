@@ -18,8 +18,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise ScenarioError(f"--jobs={args.jobs} is not allowed: expected an integer ≥ 1")
-    if args.records is not None and args.records < 1:
-        raise ScenarioError(f"--records={args.records} is not allowed: expected an integer ≥ 1")
+    if args.records is not None and args.records < 0:
+        raise ScenarioError(f"--records={args.records} is not allowed: expected an integer ≥ 0 (0: the "
+                            f"scenario's own count)")
     base = load_scenario(args.scenario, args.set)
     if args.seed is not None:
         base = base.replace(seed=args.seed)
@@ -28,6 +29,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         suffix = Path(args.out).suffix.lower()
         if suffix not in (".csv", ".json", ""):
             raise ScenarioError(f"--out {args.out!r}: expected a .csv or .json file name")
+        if not Path(args.out).resolve().parent.is_dir():      # (checked before the work, not after it)
+            raise ScenarioError(f"--out {args.out!r}: the folder {str(Path(args.out).parent)!r} does not exist")
     records = None if args.records == 0 else (args.records or sw.SWEEP_RECORDS)
     points = sw.lhs_points(axes, args.samples, args.sample_seed) if args.samples else sw.grid_points(axes)
     where = (f"on Dask at {args.scheduler}" if args.scheduler else
@@ -36,6 +39,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                       jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
     print(f"kafkasim: {len(points)} configurations {where} in {result.wall_seconds:.1f} s; {result.note}",
           file=sys.stderr)
+    if not result.rows:
+        return 130
     if args.out:
         sw.write_output(result, args.out)
     plot_path = args.plot or (str(Path(args.out).with_suffix(".png")) if args.out else None)
@@ -48,7 +53,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(sw.format_table(result))
         if args.out or plot_path:
             print("\n" + ", ".join(f"wrote {p}" for p in (args.out, plot_path) if p))
-    return 0
+    return 130 if result.interrupted else 0
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -124,3 +124,35 @@ def test_cli_writes_csv_json_and_png(tmp_path, capsys):
     data = json.loads(js.read_text())
     assert len(data["points"]) == 3 and data["varied"] == ["producer.linger.ms"]
     assert json.loads(capsys.readouterr().out)["points"][0]["result"]["records_per_sec"] > 0
+
+
+def test_out_to_a_missing_folder_is_refused_before_the_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sw, "run_scenarios", lambda *a, **k: pytest.fail("the sweep ran"))
+    code = sweep_main(["sweep", "examples/local-1broker.yaml", "--vary", "linger.ms=0,5",
+                       "--out", str(tmp_path / "no-such-dir" / "x.csv")])
+    assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_records_zero_is_the_scenarios_own_count(capsys):
+    code = sweep_main(["sweep", "examples/local-1broker.yaml", "--vary", "linger.ms=0", "--records", "0",
+                       "--set", "workload.records=2000", "--quiet"])
+    assert code == 0
+
+
+def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, monkeypatch):
+    calls = []
+
+    def evaluate(scenario):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(scenario)
+        return real(scenario)
+    real = sw.evaluate
+    monkeypatch.setattr(sw, "evaluate", evaluate)
+    out = tmp_path / "kept.csv"
+    code = sweep_main(["sweep", "examples/local-1broker.yaml", "--vary", "linger.ms=0,1,2,3", "--records", "2000",
+                       "--out", str(out), "--quiet"])
+    assert code == 130
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 2
+    assert "interrupted after 2 of 4" in capsys.readouterr().err
