@@ -199,6 +199,19 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
     return out
 
 
+def client_costs(runs: list[dict]) -> dict[str, Cost]:
+    """A Python client's costs (kafka-python: its main thread is the worker, its I/O thread the Sender) from its
+    perf-test runs' thread CPU and counters: worker per record and byte; Sender per request, record and byte."""
+    counts = [{"records": r["records"], "record_bytes": r["records"] * r["size"], "requests": r["request-total"],
+               "bytes": r["outgoing-byte-total"]} for r in runs]
+    col = lambda key: np.array([float(c[key]) for c in counts])                                    # noqa: E731
+    worker = {"worker.record_us": col("records"), "worker.byte_ns": col("record_bytes")}
+    sender = {"sender.request_us": col("requests"), "sender.record_us": col("records"), "sender.byte_ns": col("bytes")}
+    costs = regress(np.array([r["worker_cpu_s"] for r in runs]), worker, _units(worker))
+    costs.update(regress(np.array([r["sender_cpu_s"] for r in runs]), sender, _units(sender)))
+    return costs
+
+
 # Where each cost goes in a profile: the machine's (hardware:) or the Java client's (clients: java:)
 CLIENT_PREFIXES = ("worker.", "sender.", "compression.", "jvm.")
 

