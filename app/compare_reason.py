@@ -40,11 +40,12 @@ def explain(name_a: str, a, flat_a: dict, name_b: str, b, flat_b: dict) -> str:
     vs, vf = slow.verdict, fast.verdict
     ratio = rf / max(rs, 1e-9)
     text = [f"**{fast_n}** is faster: {rf:,.0f} records/s against {rs:,.0f} ({ratio:.2f}×). {changed}"]
-    if vs["bottleneck"] == "none":
+    if vs.get("met"):
         text.append(f"{slow_n} meets its own throughput target ({vs['evidence']}); {fast_n} is asked for more.")
-    elif vs["utilisation"] < SATURATED:
+    elif vs["utilisation"] < SATURATED or vs["bottleneck"] == "none":
         # Nothing saturated in the slower one (a short or throttled run): the gap is in how long records wait.
-        text.append(f"Nothing in {slow_n} is saturated (busiest: {vs['bottleneck']} at {_pct(vs['utilisation'])}), "
+        text.append(f"Nothing in {slow_n} is saturated (busiest: {vs.get('busiest', vs['bottleneck'])} at "
+                    f"{_pct(vs['utilisation'])}), "
                     f"so the gap is in how records wait: record-queue-time-avg "
                     f"{slow.metrics['record-queue-time-avg']:.1f} ms in {slow_n} against "
                     f"{fast.metrics['record-queue-time-avg']:.1f} ms, batch-size-avg "
@@ -58,11 +59,11 @@ def explain(name_a: str, a, flat_a: dict, name_b: str, b, flat_b: dict) -> str:
         if now is not None:
             relief = "no longer the limit" if now < SATURATED else "still busy, but it gets more done"
             text.append(f"In {fast_n} the {limit} is {_pct(now)} busy — {relief}.")
-        if vf["bottleneck"] == "none":
+        if vf.get("met"):
             text.append(f"{fast_n} meets its throughput target; its busiest resource is at "
                         f"{_pct(vf['utilisation'])}.")
-        elif vf["utilisation"] < SATURATED:
-            text.append(f"Nothing in {fast_n} is saturated (busiest: {vf['bottleneck']} at "
+        elif vf["utilisation"] < SATURATED or vf["bottleneck"] == "none":
+            text.append(f"Nothing in {fast_n} is saturated (busiest: {vf.get('busiest', vf['bottleneck'])} at "
                         f"{_pct(vf['utilisation'])}).")
         elif vf["bottleneck"] != limit:
             text.append(f"{fast_n}'s own limit is its **{vf['bottleneck']}** ({_pct(vf['utilisation'])}): "

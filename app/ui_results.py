@@ -37,12 +37,11 @@ def refresh_caption(run: Run) -> None:
 def verdict(run: Run) -> None:
     v = run.result.verdict
     text = f"**Bottleneck: {v['bottleneck']}** ({v['utilisation']:.0%}) — {v['evidence']}"
-    if v["bottleneck"] == "none":
+    if v.get("met"):
         st.success(text)
-    elif v["utilisation"] < SATURATED:
-        # The verdict names the busiest resource even when none is saturated (often a short capped run).
-        st.info(f"{text}. No resource is above the {SATURATED:.0%} the model calls saturated; a longer run (raise "
-                f"the record cap) may show one.")
+    elif v["bottleneck"] == "none":
+        # Nothing saturated (often a short capped run): the verdict's own words, and what would show more.
+        st.info(f"{text}; a longer run (raise the record cap) may show one.")
     else:
         st.warning(text)
     marked = None if v["bottleneck"] == "none" else v["bottleneck"]

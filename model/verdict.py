@@ -12,7 +12,7 @@ def verdict(util: dict, evidence: dict, achieved: float, target: float | None,
     """`not_limiting`: resources busy but not holding anything back (a disk behind a page cache with room)."""
     busiest = max(util, key=util.get)
     if target is not None and achieved >= 0.97 * target:
-        return {"bottleneck": "none", "utilisation": util[busiest],
+        return {"bottleneck": "none", "met": True, "busiest": busiest, "utilisation": util[busiest],
                 "evidence": f"the target of {target:.0f} records/s is met; the busiest resource is {busiest} "
                             f"at {util[busiest]:.0%}"}
     upstream = util["worker threads"] + util["lock contention"]
@@ -26,4 +26,9 @@ def verdict(util: dict, evidence: dict, achieved: float, target: float | None,
     if downstream[name] < SATURATED and util["buffer memory"] >= 0.5:
         # Threads wait for memory but nothing downstream is saturated: buffer.memory itself is too small.
         name = "buffer memory"
+    elif downstream[name] < SATURATED:
+        # A resource is named saturated only at or above the threshold.
+        return {"bottleneck": "none", "met": False, "busiest": busiest, "utilisation": util[busiest],
+                "evidence": f"no resource is {SATURATED:.0%} busy (the busiest: {busiest} at {util[busiest]:.0%}); "
+                            f"a run this short may end before its queues settle"}
     return {"bottleneck": name, "utilisation": util[name], "evidence": evidence.get(name, name)}

@@ -171,3 +171,16 @@ def test_a_long_run_reports_its_progress(monkeypatch):
     assert heard[-1]["simulated_seconds"] <= result.simulated_seconds
     # the watcher changes nothing in the run
     assert sm.simulate(sc).perf_test == result.perf_test
+
+
+def test_a_resource_is_named_saturated_only_at_the_threshold():
+    from kafkasim.model.verdict import SATURATED, verdict
+    util = {"worker threads": 0.1, "lock contention": 0.0, "buffer memory": 0.0, "sender thread": 0.3,
+            "broker io-threads": 0.07, "host cpu": 0.04}
+    idle = verdict(util, {}, achieved=50_000, target=100_000)
+    assert idle["bottleneck"] == "none" and not idle["met"] and idle["busiest"] == "sender thread"
+    assert "no resource is 85% busy" in idle["evidence"]
+    busy = verdict({**util, "sender thread": SATURATED}, {"sender thread": "why"}, achieved=50_000, target=100_000)
+    assert busy["bottleneck"] == "sender thread"
+    met = verdict(util, {}, achieved=99_000, target=100_000)
+    assert met["bottleneck"] == "none" and met["met"]
