@@ -174,6 +174,7 @@ def evaluate(scenario: Scenario) -> dict[str, Any]:
     p, m, v = r.perf_test, r.metrics, r.verdict
     row = {
         "records_per_sec": float(p["records_per_sec"]), "mb_per_sec": float(p["mb_per_sec"]),
+        "steady_records_per_sec": float(r.steady_records_per_sec),
         "avg_latency_ms": float(p["avg_latency_ms"]), "p50_ms": int(p["p50_ms"]), "p95_ms": int(p["p95_ms"]),
         "p99_ms": int(p["p99_ms"]), "p999_ms": int(p["p999_ms"]), "max_latency_ms": float(p["max_latency_ms"]),
         "request_latency_avg_ms": float(m["request-latency-avg"]), "batch_size_avg": float(m["batch-size-avg"]),

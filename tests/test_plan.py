@@ -39,6 +39,23 @@ def test_plan_meets_its_target_in_the_model(planned):
     assert check.capacity >= planner.req.planned_rps
 
 
+def test_capacity_estimates_never_exceed_their_tightest_bound(planned):
+    _, plan = planned
+    judged = [e for e in plan.evaluations if e.row is not None and e.bound_name]
+    assert judged and all(e.capacity <= e.bound * (1 + 1e-9) for e in judged)
+
+
+def test_a_queue_that_keeps_growing_does_not_keep_up(planned):
+    """A run whose acknowledgements over its middle fall short of the offered rate fails, however long the latency
+    tail perf-test's own rate divides by."""
+    planner, plan = planned
+    row = dict(evaluate(planner.scenario(plan.best.shape, plan.best.settings)))
+    row["steady_records_per_sec"] = 0.5 * planner.req.planned_rps
+    check = pl.Evaluation(plan.best.shape, plan.best.settings, "", 0.0, row=row)
+    planner.judge(check)
+    assert not check.passed and "delivers" in check.reason
+
+
 def test_no_cheaper_configuration_in_the_exhaustive_grid_meets_it(planned):
     planner, plan = planned
     best = plan.best
@@ -76,7 +93,7 @@ def test_plan_json_and_text(capsys):
     assert cli_main(args) == 0
     out = capsys.readouterr().out
     assert "PLAN   1 brokers" in out and "simulated for 0.20 s of traffic" in out
-    assert out.splitlines()[0].endswith("; hardware profile generic-server; hardware.worker.record_us=20")
+    assert out.splitlines()[0].endswith(", payload random-letters; hardware profile generic-server (hand-set or derived from published figures, not measured); hardware.worker.record_us=20")
 
 
 @pytest.mark.parametrize("args, message", [
