@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -22,7 +23,7 @@ from kafkasim.calibration.host_costs import client_costs, host_costs, profile_se
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
 from kafkasim.validation import admin, environment, perftest, runners
-from kafkasim.validation.cluster import Cluster
+from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
 from kafkasim.validation.runners import CLIENT_HEAP
@@ -101,8 +102,9 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
     started = time.monotonic()
     lib = ensure_kafka()
     classes = compiled(lib, TOOL)
-    cluster = Cluster(cache_dir() / "calibrate-host", NODES, BASE_PORT)
-    say(f"kafkasim: calibrate host: starting {NODES} Kafka nodes (ports {BASE_PORT}..)")
+    base_port = free_base_port(BASE_PORT, NODES)
+    cluster = Cluster(cache_dir() / f"calibrate-host-{os.getpid()}", NODES, base_port)
+    say(f"kafkasim: calibrate host: starting {NODES} Kafka nodes (ports {base_port}..)")
     cluster.up(quiet=True)
     runs: list[dict] = []
     speed = None
@@ -149,6 +151,7 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
                 f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record ({time.monotonic() - started:.0f} s)")
     finally:
         cluster.down()
+        shutil.rmtree(cluster.directory, ignore_errors=True)     # (its logs too: nothing of it is kept)
     fingerprint = hostinfo.fingerprint(speed)
     hostinfo.remember(fingerprint)
     runs = [{**r, "host": fingerprint} for r in runs]
