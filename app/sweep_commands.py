@@ -39,7 +39,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                       jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
     print(f"kafkasim: {len(points)} configurations {where} in {result.wall_seconds:.1f} s; {result.note}",
           file=sys.stderr)
-    if not result.rows:
+    if result.interrupted and not result.rows:
         return 130
     if args.out:
         sw.write_output(result, args.out)

@@ -6,7 +6,6 @@ import streamlit as st
 
 from kafkasim.app import ui_charts
 from kafkasim.app.ui_run import Run
-from kafkasim.model.verdict import SATURATED
 
 
 TABS = ["Latency CDF", "Backlog and in-flight timeline", "Producer metrics", "Brokers"]

@@ -49,7 +49,7 @@ def regress(y: np.ndarray, columns: dict[str, np.ndarray], units: dict[str, floa
 def _counts(run: dict) -> dict[str, float]:
     """A run's counts: records, record bytes, batches, requests, wire bytes, bytes before compression."""
     m = run["measured"]
-    n = float(m["records"]) + 1            # (+ the one record sent to connect before the measured phase)
+    n = float(m["records"])                # (the record sent to connect came before the measured phase)
     return {"records": n, "record_bytes": n * run["size"], "batches": float(m["batches"]),
             "requests": float(m["request-total"]), "bytes": float(m["bytes"]), "uncompressed": float(m["uncompressed"])}
 

@@ -39,17 +39,17 @@ def synthetic_runs(noise: float, seed: int = 0) -> list[dict]:
     jitter = lambda x: x * float(np.exp(rng.normal(0, noise)))                                       # noqa: E731
     runs = []
     for run in MATRIX:
-        n = run.records - 1
+        n = run.records
         per_batch = max(1, (run.batch - 61) // (run.size + 20))
         batches = -(-n // per_batch)
         requests = max(1, batches // run.partitions)
-        unc = (n + 1) * (run.size + 20)
+        unc = n * (run.size + 20)
         wire = unc * RATIO[run.codec]
         codec_cpu = lambda key: c.get(f"compression.{run.codec}.{key}", 0.0) * NS * unc                   # noqa: E731
-        worker = ((n + 1) * c["worker.record_us"] * US + (n + 1) * run.size * c["worker.byte_ns"] * NS
+        worker = (n * c["worker.record_us"] * US + n * run.size * c["worker.byte_ns"] * NS
                   + batches * c["worker.batch_us"] * US + codec_cpu("byte_ns"))
         sender = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
-                  + (n + 1) * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
+                  + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
         network = requests * c["broker.network_request_us"] * US + wire * c["broker.network_byte_ns"] * NS
         io = (requests * c["broker.request_us"] * US + batches * c["broker.batch_us"] * US
               + wire * c["broker.byte_ns"] * NS + codec_cpu("validate_ns"))

@@ -2,7 +2,6 @@
 (the Java tool and kafkasim's kafka-python clone), sane results, and nothing left running afterwards."""
 import os
 import re
-import socket
 import subprocess
 from pathlib import Path
 

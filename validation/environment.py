@@ -143,9 +143,11 @@ class ThreadCpu:
     C2 compilers; gc; other), and if asked the seconds they waited for a core, from readings of /proc taken while
     it runs.
     A thread that exits (the Sender, at close) leaves its kind's sum: each kind keeps its highest reading, so the
-    totals are short by at most what came after the last reading."""
+    totals are short by at most what came after the last reading. `kind(pid, task)` names a thread's kind where its
+    name does not tell (a Python client's threads all share the interpreter's name): by_comm, by default."""
 
-    def __init__(self, waits: bool = False):
+    def __init__(self, waits: bool = False, kind=None):
+        self.kind = kind or by_comm
         self.totals: dict[str, float] = {}
         self.waits: dict[str, float] | None = {} if waits else None     # (read only when asked: one more file)
 
@@ -155,7 +157,7 @@ class ThreadCpu:
         waited: dict[str, float] = {}
         try:
             for task in Path(f"/proc/{pid}/task").iterdir():
-                kind = thread_kind((task / "comm").read_text().strip())
+                kind = self.kind(pid, task)
                 now[kind] = now.get(kind, 0.0) + cpu_seconds(task / "stat")
                 if self.waits is not None:
                     waited[kind] = waited.get(kind, 0.0) + run_queue_seconds(task / "schedstat")
@@ -165,6 +167,16 @@ class ThreadCpu:
         if self.waits is not None:
             self.waits = _highest(self.waits, waited)
         return now
+
+
+def by_comm(pid: int, task: Path) -> str:
+    """A Java producer's thread's kind, from its /proc comm."""
+    return thread_kind((task / "comm").read_text().strip())
+
+
+def main_or_other(pid: int, task: Path) -> str:
+    """A Python client's threads: the main thread sends (the worker), the others are its I/O thread (the sender)."""
+    return "worker" if task.name == str(pid) else "sender"
 
 
 def _highest(kept: dict[str, float], now: dict[str, float]) -> dict[str, float]:

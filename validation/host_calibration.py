@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -154,7 +155,8 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
         shutil.rmtree(cluster.directory, ignore_errors=True)     # (its logs too: nothing of it is kept)
     fingerprint = hostinfo.fingerprint(speed)
     hostinfo.remember(fingerprint)
-    runs = [{**r, "host": fingerprint} for r in runs]
+    measured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    runs = [{**r, "host": fingerprint, "measured_at": measured_at} for r in runs]
     output.parent.mkdir(parents=True, exist_ok=True)
     runs_file = output.with_suffix(".runs.jsonl")
     runs_file.write_text("".join(json.dumps(r) + "\n" for r in runs))
@@ -192,23 +194,12 @@ PERF_TEST = Run("perf-test-cold", 1000, 300_000)
 def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
     """One real kafka-producer-perf-test run in a fresh JVM, as every run the model predicts starts: its threads'
     CPU (the JIT compilers', the Sender's while its code is cold) and its own counters."""
-    run, topic = PERF_TEST, "kafkasim-host-perf-test"
-    admin.create_topic(lib, cluster.state.bootstrap, topic, 1, 1)
-    try:
-        records = max(20_000, int(run.records * scale))
-        props = [f"{k}={v}" for k, v in {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger,
-                                          "compression.type": run.codec, "enable.idempotence": "false"}.items()]
-        cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
-                           ["--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records",
-                            str(records), "--record-size", str(run.size), "--throughput", "-1", "--print-metrics",
-                            "--command-property", *props], heap=CLIENT_HEAP)
-        threads = environment.ThreadCpu()
-        out = runners.run(cmd, 120 + records / 1000, threads.sample)
-        parsed = perftest.parse(out.stdout)
-        if out.exit_status != 0 or parsed.total is None:
-            raise LiveError(f"calibrate host: the perf-test run failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}")
-    finally:
-        admin.delete_topic(lib, cluster.state.bootstrap, topic)
+    run = PERF_TEST
+    records = max(20_000, int(run.records * scale))
+    cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
+                       _perf_args(cluster, run, "kafkasim-host-perf-test", records, codec=True), heap=CLIENT_HEAP)
+    threads = environment.ThreadCpu()
+    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, threads.sample)
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
@@ -227,43 +218,45 @@ PYTHON_RUNS = (Run("kp-s100-b16k", 100, 40_000, batch=16384), Run("kp-s100-b64k"
 
 def _python_run(lib: Path, cluster: Cluster, run: Run, scale: float) -> dict:
     """One kafka-python perf-test run (kafkasim.validation.pyperf): its main thread's CPU (the worker) and its other
-    threads' (the I/O thread, the Sender), read by thread id, and its own counters."""
-    import sys
+    threads' (the I/O thread, the Sender), and its own counters."""
     topic = f"kafkasim-host-{run.id}"
-    admin.create_topic(lib, cluster.state.bootstrap, topic, run.partitions, 1)
-    try:
-        records = max(3000, int(run.records * scale))
-        props = [f"{k}={v}" for k, v in {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger,
-                                          "enable.idempotence": "false"}.items()]
-        cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", "kafka-python",
-               "--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records", str(records),
-               "--record-size", str(run.size), "--throughput", "-1", "--print-metrics", "--command-property", *props]
-        threads: dict[int, float] = {}
-
-        def sample(pid: int) -> None:
-            try:
-                for task in Path(f"/proc/{pid}/task").iterdir():
-                    threads[int(task.name)] = max(threads.get(int(task.name), 0.0),
-                                                  environment.cpu_seconds(task / "stat"))
-            except OSError:
-                pass
-            threads.setdefault(-1, pid)
-        out = runners.run(cmd, 120 + records / 200, sample)
-        parsed = perftest.parse(out.stdout)
-        if out.exit_status != 0 or parsed.total is None:
-            raise LiveError(f"calibrate host: the kafka-python run {run.id} failed: "
-                            f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
-    finally:
-        admin.delete_topic(lib, cluster.state.bootstrap, topic)
-    pid = int(threads.pop(-1))
+    records = max(3000, int(run.records * scale))
+    cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", "kafka-python",
+           *_perf_args(cluster, run, topic, records, codec=False)]
+    threads = environment.ThreadCpu(kind=environment.main_or_other)
+    parsed = _tool_run(lib, cluster, run, topic, cmd, records / 200, threads.sample)
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}") or 0.0                   # noqa: E731
     # kafka-python keeps rates, not totals: its requests from the records a request carried, its bytes from their size
     requests = records / metric("records-per-request-avg") if metric("records-per-request-avg") else None
     return {"id": run.id, "python": {
         "client": "kafka-python", "records": records, "size": run.size,
         "records_per_sec": parsed.total.records_per_sec,
-        "worker_cpu_s": threads.get(pid, 0.0), "sender_cpu_s": sum(v for t, v in threads.items() if t != pid),
+        "worker_cpu_s": threads.totals.get("worker", 0.0), "sender_cpu_s": threads.totals.get("sender", 0.0),
         "request-total": requests, "outgoing-byte-total": requests * metric("request-size-avg") if requests else None}}
+
+
+def _perf_args(cluster: Cluster, run: Run, topic: str, records: int, codec: bool) -> list[str]:
+    """perf-test's flags for one of the runs here (the Python copy takes the same)."""
+    props = {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger, "enable.idempotence": "false",
+             **({"compression.type": run.codec} if codec else {})}
+    return ["--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records", str(records),
+            "--record-size", str(run.size), "--throughput", "-1", "--print-metrics",
+            "--command-property", *(f"{k}={v}" for k, v in props.items())]
+
+
+def _tool_run(lib: Path, cluster: Cluster, run: Run, topic: str, cmd: list[str], seconds: float, watch):
+    """One perf-test run on a topic of its own (made and deleted around it), watched while it runs; its parsed
+    output, or a one-line error naming the run."""
+    admin.create_topic(lib, cluster.state.bootstrap, topic, run.partitions, 1)
+    try:
+        out = runners.run(cmd, 120 + seconds, watch)
+    finally:
+        admin.delete_topic(lib, cluster.state.bootstrap, topic)
+    parsed = perftest.parse(out.stdout)
+    if out.exit_status != 0 or parsed.total is None:
+        raise LiveError(f"calibrate host: the run {run.id} failed: "
+                        f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+    return parsed
 
 
 def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ") -> str:
@@ -301,7 +294,7 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
         _, clients["kafka-python"], python_errors = profile_sections(client_costs(python_runs), defaults)
         errors = {**errors, **{f"kafka-python:{k}": v for k, v in python_errors.items()}}
     # Not measured here: the loopback network (taken as fast and near), the disk (page cache absorbs these runs)
-    measured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    measured_at = runs[0].get("measured_at", "unknown")       # (when the runs were, not when this regression is)
     return {
         "name": output.stem,
         "description": f"Measured by `kafkasim calibrate host`{' --short' if short else ''} on {fingerprint['cpu']} "
