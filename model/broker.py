@@ -15,7 +15,7 @@ from typing import Generator
 import numpy as np
 import simpy
 
-from kafkasim.model.host import Host, Pipe, done, maybe_resource, using
+from kafkasim.model.host import Host, Pipe, Slots, done, maybe_slots, wait_for
 from kafkasim.model.network import Connection, ProduceRequest, RequestTimes, RESPONSE_BYTES_PER_PARTITION
 
 # Dirty page-cache bytes the broker may write ahead of the disk before appends stall (vm.dirty_ratio-ish).
@@ -56,11 +56,11 @@ class Broker:
         # Resources only where connections can outnumber threads: otherwise nothing ever waits for them.
         # Background load (below) counts as io_threads extra users.
         per_processor = -(-connections // network_threads)
-        self.processors = [maybe_resource(env, 1, per_processor) for _ in range(network_threads)]
-        self.io_threads = maybe_resource(env, io_threads, connections + (io_threads if background and background[0]
+        self.processors = [maybe_slots(env, 1, per_processor) for _ in range(network_threads)]
+        self.io_threads = maybe_slots(env, io_threads, connections + (io_threads if background and background[0]
                                                                           else 0))
         # Appends to one partition are serial (the log lock); only several producers can append at once.
-        self.log_locks: dict[int, simpy.Resource] | None = {} if connections > 1 else None
+        self.log_locks: dict[int, Slots] | None = {} if connections > 1 else None
         self.disk = disk
         self.replication = replication        # the log offsets, and the high watermark acks=all waits for
         self.network_busy = 0.0               # thread-seconds of network-thread work
@@ -104,16 +104,16 @@ class Broker:
                     respond = False
                     self._respond_now(conn, request, t)
             else:
-                held = yield from using(processor)
+                yield from wait_for(processor, env.now)
                 yield from self.host.run(read)
-                done(processor, held)
+                done(processor)
                 t["queued"] = env.now
                 if handoff:
                     yield env.timeout(handoff)
-                slot = yield from using(self.io_threads)
+                yield from wait_for(self.io_threads, env.now)
                 t["dequeued"] = env.now
                 yield from self._append(request, append / mean_append if mean_append else 1.0)
-                done(self.io_threads, slot)
+                done(self.io_threads)
             self.network_busy += read
             self.io_busy += append
             backlog, nbytes = self._log_append(request, env.now)
@@ -128,9 +128,9 @@ class Broker:
             if respond:
                 if handoff:
                     yield env.timeout(handoff)
-                held = yield from using(processor)
+                yield from wait_for(processor, env.now)
                 yield from self.host.run(costs.network_request / 2)
-                done(processor, held)
+                done(processor)
                 self.network_busy += costs.network_request / 2
                 self._respond_now(conn, request, t)
             t["end"] = max(t["end"], env.now)
@@ -227,10 +227,12 @@ class Broker:
             return
         yield from self.host.run(scale * costs.request)
         for batch in request.batches:
-            lock = self.log_locks.setdefault(batch.partition, simpy.Resource(self.env, capacity=1))
-            with lock.request() as held:
-                yield held
-                yield from self.host.run(scale * self._batch_work(batch))
+            lock = self.log_locks.get(batch.partition)
+            if lock is None:
+                lock = self.log_locks[batch.partition] = Slots(self.env, 1)
+            yield from wait_for(lock, self.env.now)
+            yield from self.host.run(scale * self._batch_work(batch))
+            lock.give()
 
     def _batch_work(self, batch) -> float:
         """I/O-thread CPU to validate and append one batch."""
@@ -247,9 +249,9 @@ class Broker:
 
         def io_load() -> Generator:
             while True:
-                held = yield from using(self.io_threads)
+                yield from wait_for(self.io_threads, self.env.now)
                 yield from self.host.run(io_seconds / threads * tick)
-                done(self.io_threads, held)
+                done(self.io_threads)
                 self.background_busy += io_seconds / threads * tick
                 yield self.env.timeout(tick * (1 - io_seconds / threads))
 

@@ -10,9 +10,58 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from typing import Generator
 
 import simpy
+
+
+class Slots:
+    """`capacity` interchangeable units (cores, a GIL, a thread pool, a monitor) handed out first come, first served.
+    A free unit is taken at once, without an event (a simpy.Resource schedules one for every grant); a waiter waits
+    on an event, and a release hands its unit straight to the first waiter. `queue` holds the waiters' events, each
+    with its `asked_at`."""
+
+    __slots__ = ("env", "capacity", "users", "queue")
+
+    def __init__(self, env: simpy.Environment, capacity: int):
+        self.env = env
+        self.capacity = capacity
+        self.users = 0
+        self.queue: deque[simpy.Event] = deque()
+
+    def take(self, asked_at: float) -> simpy.Event | None:
+        """A unit: None if it was free (taken now), else the event that grants it."""
+        if self.users < self.capacity and (not self.queue or not GRANT_AT_ONCE):
+            self.users += 1
+            if GRANT_AT_ONCE:
+                return None
+            granted = simpy.Event(self.env)     # (as simpy.Resource grants: an event at this instant)
+            granted.asked_at = asked_at
+            return granted.succeed()
+        waiting = simpy.Event(self.env)
+        waiting.asked_at = asked_at
+        self.queue.append(waiting)
+        return waiting
+
+    def give(self) -> None:
+        """Release a unit: the first waiter gets it."""
+        if self.queue:
+            self.queue.popleft().succeed()
+        else:
+            self.users -= 1
+
+
+# Take a free unit without an event (Slots.take); tests turn it off to compare with granting through an event.
+GRANT_AT_ONCE = True
+
+
+def wait_for(slots: Slots | None, asked_at: float) -> Generator:
+    """Take a unit of `slots` (None: nothing to wait for), waiting if none is free."""
+    if slots is not None:
+        waiting = slots.take(asked_at)
+        if waiting is not None:
+            yield waiting
 
 
 class Host:
@@ -24,7 +73,7 @@ class Host:
         self.cores = cores
         self.threads = 0              # threads that run work here, counted while the run is wired
         self.passing = 0              # threads busy only for a while (JIT compilers): they contend, not crowd
-        self.cpu: simpy.Resource | None = None
+        self.cpu: Slots | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
 
@@ -39,27 +88,25 @@ class Host:
         else:
             self.threads += n
         if 0 < self.cores < self.threads + self.passing and self.cpu is None:
-            self.cpu = simpy.Resource(self.env, capacity=self.cores)
+            self.cpu = Slots(self.env, self.cores)
 
-    def acquire(self, gil: simpy.Resource | None = None) -> Generator:
+    def acquire(self, gil: Slots | None = None) -> Generator:
         """Wait for a core (and, for a Python client, its GIL); returns a token for release()."""
         held = []
         start = self.env.now
-        for resource in (gil, self.cpu):
-            if resource is not None:
-                request = resource.request()
-                request.asked_at = start      # (a thread holding the GIL drops it once a waiter has waited long)
-                held.append((resource, request))
-                yield request
+        for slots in (gil, self.cpu):
+            if slots is not None:
+                held.append(slots)
+                yield from wait_for(slots, start)
         self.wait_seconds += self.env.now - start
         return held
 
     def release(self, held: list, busy: float) -> None:
         self.busy_seconds += busy
-        for resource, request in reversed(held):
-            resource.release(request)
+        for slots in reversed(held):
+            slots.give()
 
-    def run(self, seconds: float, gil: simpy.Resource | None = None) -> Generator:
+    def run(self, seconds: float, gil: Slots | None = None) -> Generator:
         """Do `seconds` of CPU work on one core; where the host is short of cores, one SLICE at a time, queueing
         again behind whoever waits after each (kafka-python's work, under the GIL, runs to its end: it is kept
         short of the GIL's switch interval anyway)."""
@@ -130,23 +177,14 @@ def call_at(env: simpy.Environment, when: float, callback) -> None:
     heapq.heappush(env._queue, (when, simpy.events.NORMAL, next(env._eid), event))
 
 
-def maybe_resource(env: simpy.Environment, capacity: int, users: int) -> simpy.Resource | None:
-    """A Resource only where users can outnumber its capacity; None means "never waits"."""
-    return simpy.Resource(env, capacity=capacity) if users > capacity else None
+def maybe_slots(env: simpy.Environment, capacity: int, users: int) -> Slots | None:
+    """Slots only where users can outnumber the capacity; None means "never waits"."""
+    return Slots(env, capacity) if users > capacity else None
 
 
-def using(resource: simpy.Resource | None) -> Generator:
-    """Wait for one unit of `resource` (if any); returns the request to pass to `done`."""
-    if resource is None:
-        return None
-    request = resource.request()
-    yield request
-    return request
-
-
-def done(resource: simpy.Resource | None, request) -> None:
-    if resource is not None:
-        resource.release(request)
+def done(slots: Slots | None) -> None:
+    if slots is not None:
+        slots.give()
 
 
 class ContendedLock:
@@ -168,7 +206,7 @@ class ContendedLock:
         self.contention = contention_per_record
         self.transfer = transfer_per_record
         self.holder = None            # the thread that held it last
-        self.lock = simpy.Resource(env, capacity=1)
+        self.lock = Slots(env, 1)
         self.wait_seconds = 0.0
         self.held_seconds = 0.0
 
@@ -178,34 +216,33 @@ class ContendedLock:
         one (a Java monitor parks its waiters), then for a core while holding the lock (a holder the host is short
         of cores for keeps the others waiting). Returns the seconds it waited for that core."""
         start = self.env.now
-        with self.lock.request() as request:
-            request.asked_at = start
-            yield request
-            self.wait_seconds += self.env.now - start
-            asked = self.env.now
-            core = None if host is None else (yield from host.acquire())
-            core_wait = self.env.now - asked
-            per_record = self.hold + self.contention * len(self.lock.queue)
-            if self.holder is not holder and self.holder is not None:
-                # Every record of the hold pays it: threads contending for a deque interleave record by record in
-                # Java. (A chunk that merely follows another thread's, uncontended, pays it too: a small overcharge.)
-                per_record += self.transfer
-            self.holder = holder
-            if on_acquire is not None:
-                on_acquire(self.env.now, per_record)
-            held = records * per_record
-            yield self.env.timeout(held)
-            if self.contention:
-                # Java locks per record: a thread that starts waiting during this chunk slows each record after
-                # it arrived, not only the ones after the next acquisition (else chunks hide contention).
-                end, begun = self.env.now, self.env.now - held
-                late = sum(end - max(begun, r.asked_at) for r in self.lock.queue if r.asked_at > begun)
-                if late > 0:
-                    held += self.contention * late / per_record
-                    yield self.env.timeout(self.contention * late / per_record)
-            self.held_seconds += held
-            if core is not None:
-                host.release(core, held)
+        yield from wait_for(self.lock, start)
+        self.wait_seconds += self.env.now - start
+        asked = self.env.now
+        core = None if host is None else (yield from host.acquire())
+        core_wait = self.env.now - asked
+        per_record = self.hold + self.contention * len(self.lock.queue)
+        if self.holder is not holder and self.holder is not None:
+            # Every record of the hold pays it: threads contending for a deque interleave record by record in
+            # Java. (A chunk that merely follows another thread's, uncontended, pays it too: a small overcharge.)
+            per_record += self.transfer
+        self.holder = holder
+        if on_acquire is not None:
+            on_acquire(self.env.now, per_record)
+        held = records * per_record
+        yield self.env.timeout(held)
+        if self.contention:
+            # Java locks per record: a thread that starts waiting during this chunk slows each record after
+            # it arrived, not only the ones after the next acquisition (else chunks hide contention).
+            end, begun = self.env.now, self.env.now - held
+            late = sum(end - max(begun, r.asked_at) for r in self.lock.queue if r.asked_at > begun)
+            if late > 0:
+                held += self.contention * late / per_record
+                yield self.env.timeout(self.contention * late / per_record)
+        self.held_seconds += held
+        if core is not None:
+            host.release(core, held)
+        self.lock.give()
         return core_wait
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator
-from kafkasim.model.host import Host
+from kafkasim.model.host import Host, Slots
 from kafkasim.model.network import (Connection, PARTITION_HEADER_BYTES, ProduceRequest, REQUEST_HEADER_BYTES)
 from kafkasim.model.records import Records
 
@@ -36,7 +36,7 @@ class SenderCosts:
 
 class Sender:
     def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
-                 leaders: list[int], host: Host, gil: simpy.Resource | None, costs: SenderCosts, acks: str,
+                 leaders: list[int], host: Host, gil: Slots | None, costs: SenderCosts, acks: str,
                  max_request_size: int, mute: bool, delivery_timeout: float, jit=None):
         self.env = env
         self.acc = accumulator

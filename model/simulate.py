@@ -19,7 +19,7 @@ from kafkasim.model import clients, codec_levels
 from kafkasim.model.accumulator import RecordAccumulator, record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.buffer_pool import BufferPool
-from kafkasim.model.host import ContendedLock, Host, Pipe, add_background
+from kafkasim.model.host import ContendedLock, Host, Pipe, Slots, add_background
 from kafkasim.model.jit import JitCompiler
 from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import make_partitioner
@@ -197,7 +197,7 @@ def simulate(s: Scenario, progress=None) -> Result:
     producers = []
     for k in range(s.producers):
         host = shared or add_background(Host(env, f"client-{k}", hw["client_cores"]), hw["background_cores"])
-        gil = simpy.Resource(env, capacity=1) if library == "kafka-python" else None   # one GIL per process
+        gil = Slots(env, 1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
                                 ratio, records.size, repeat_ratio, streams=not on_sender)

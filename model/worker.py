@@ -20,7 +20,7 @@ import simpy
 
 from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator
 from kafkasim.model.buffer_pool import BufferExhausted
-from kafkasim.model.host import ContendedLock, Host
+from kafkasim.model.host import ContendedLock, Host, Slots, wait_for
 from kafkasim.model.partitioner import Partitioner
 from kafkasim.model.records import Records
 
@@ -28,6 +28,7 @@ SHARED_CHUNK = 8          # with several threads: small chunks, so threads meet 
                           # its lock at close to Java's per-record granularity
 GIL_SWITCH = 0.005        # sys.getswitchinterval(): how long a thread waits for the GIL before the holder must drop it
 GIL_CHECK = 0.001         # a Python worker's chunks are at most this long, so it notices such a wait in time
+SMALL_CHUNK = 64          # partition_groups groups chunks up to this long in Python, longer ones with numpy
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
 
 
@@ -63,7 +64,7 @@ class WorkerThread:
 
     def __init__(self, env: simpy.Environment, name: str, first_id: int, count: int, release: np.ndarray | None,
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
-                 host: Host, gil: simpy.Resource | None, costs: WorkerCosts,
+                 host: Host, gil: Slots | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
                  stop_at: float, max_chunk: int, jit=None):
         self.env = env
@@ -102,7 +103,7 @@ class WorkerThread:
         self.owed_batches = 0         # batches this thread started, paid for in its next chunk
         self.prepaid = None           # the batch whose close the last chunk paid for
         self.cost_of_length: dict[int, float] | None = {} if fixed else None
-        self.gil_held = None          # the GIL request this thread holds between chunks (kafka-python)
+        self.gil_held = False         # this thread holds the GIL between chunks (kafka-python)
         if gil is not None:           # the GIL changes hands only between chunks: keep them short of the interval
             mean = np.full(count, self.cost[0]).mean() if fixed and count else self.cost.mean()
             self.max_chunk = max(1, min(self.max_chunk, int(GIL_CHECK / max(float(mean), 1e-9))))
@@ -295,23 +296,23 @@ class WorkerThread:
         spaced (each record's own cost would shift them by less than a record's time)."""
         total = self._chunk_cost(parts, i, k, closing)
         asked = self.env.now
-        if self.gil is not None and self.gil_held is None:
-            self.gil_held = self.gil.request()
-            yield self.gil_held
+        if self.gil is not None and not self.gil_held:
+            self.gil_held = True
+            yield from wait_for(self.gil, asked)
         held = yield from self.host.acquire()
         self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
         self.host.release(held, total)
-        if self.gil_held is not None and self.gil.queue and self.env.now - self.gil.queue[0].asked_at >= GIL_SWITCH:
+        if self.gil_held and self.gil.queue and self.env.now - self.gil.queue[0].asked_at >= GIL_SWITCH:
             self._drop_gil()
 
     def _drop_gil(self) -> None:
         """CPython's GIL: a running thread keeps it until it blocks (sleeps, waits) or until another thread has
         waited the switch interval for it; only then does the Sender's thread get to run."""
-        if self.gil_held is not None:
-            self.gil.release(self.gil_held)
-            self.gil_held = None
+        if self.gil_held:
+            self.gil.give()
+            self.gil_held = False
 
     def _append_shared(self, parts, i: int, k: int, closing: ProducerBatch | None) -> Generator:
         """Several threads: CPU work in parallel, then the producer-wide lock, then each partition's deque lock,
@@ -361,9 +362,8 @@ class WorkerThread:
             return
         # Records spread over partitions (a per-record partitioner): arrays of ids and append times.
         idx = np.arange(k) if positions is None else np.asarray(positions)
-        pars = np.broadcast_to(parts, idx.shape) if isinstance(parts, int) else parts
         appends = first + spacing * np.arange(len(idx))
-        for p, sel in partition_groups(pars):
+        for p, sel in [(parts, None)] if isinstance(parts, int) else partition_groups(parts):
             ids = lo + (idx if sel is None else idx[sel])
             times = appends if sel is None else appends[sel]
             self._fill(p, len(ids), locked,
@@ -403,9 +403,17 @@ class WorkerThread:
 
 
 def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
-    """The chunk's records grouped by partition: (partition, positions), positions None for all of them."""
+    """The chunk's records grouped by partition, in partition order: (partition, positions), positions None for all
+    of them."""
     if isinstance(parts, int):
         return [(parts, None)]
+    if len(parts) <= SMALL_CHUNK:     # (a dict of lists: quicker than a numpy pass per partition)
+        groups: dict[int, list[int]] = {}
+        for position, p in enumerate(parts.tolist()):
+            groups.setdefault(p, []).append(position)
+        if len(groups) == 1:
+            return [(int(parts[0]), None)]
+        return [(p, np.array(groups[p])) for p in sorted(groups)]
     if (parts == parts[0]).all():
         return [(int(parts[0]), None)]
     return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]
