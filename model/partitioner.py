@@ -19,6 +19,8 @@ class Partitioner:
     def __init__(self, partitions: list[int], rng: np.random.Generator):
         self.partitions = np.asarray(partitions)   # the partitions this thread may write
         self.rng = rng
+        # A per-record partitioner with one partition to choose from hands out runs of it like a sticky one.
+        self.only = int(self.partitions[0]) if len(self.partitions) == 1 else None
 
     def run(self, n: int, sizes) -> tuple[int | np.ndarray, int]:
         """(partition or per-record partitions, count) for up to n records; count < n where a switch follows.
@@ -41,6 +43,8 @@ class RoundRobinPartitioner(Partitioner):
         self.counter = int(rng.integers(len(self.partitions)))
 
     def run(self, n, sizes):
+        if self.only is not None:
+            return self.only, n
         return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)], n
 
     def commit(self, k, sizes):
@@ -51,6 +55,8 @@ class RandomPartitioner(Partitioner):
     """kafka-python's DefaultPartitioner without a key: a random partition per record."""
 
     def run(self, n, sizes):
+        if self.only is not None:
+            return self.only, n
         return self.partitions[self.rng.integers(len(self.partitions), size=n)], n
 
 
@@ -62,6 +68,8 @@ class KeyedPartitioner(Partitioner):
         self.key_partition = self.partitions[rng.integers(len(self.partitions), size=min(keys, 1 << 20))]
 
     def run(self, n, sizes):
+        if self.only is not None:
+            return self.only, n
         return self.key_partition[self.rng.integers(len(self.key_partition), size=n)], n
 
 

@@ -343,34 +343,43 @@ class WorkerThread:
         have changed since the plan: records that do not fit start the next batch, whose memory is taken without
         blocking (Java would release the lock, allocate and retry)."""
         lo = self.first_id + i
-        sizes = self.records.size
-        fixed_size = self.acc.fixed_size
-        fixed = fixed_size is not None
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
-            if not locked:     # the plan (_fit) made room for all k records: one segment, no _fill loop
-                batch = self._open_or_new(parts)
-                if batch.add_range(lo, k, first, spacing,
-                                   fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))):
-                    self._lingering(batch)
-                return
-            self._fill(parts, k, locked,
-                       lambda a, b: None if fixed else sizes[lo + a:lo + b],
-                       lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
-                                                           fixed_size * (b - a) if fixed
-                                                           else int(np.add.reduce(sizes[lo + a:lo + b]))),
-                       lambda j: first + j * spacing)
+            self._append_range(parts, lo, k, first, spacing, locked)
             return
-        # Records spread over partitions (a per-record partitioner): arrays of ids and append times.
+        # Records spread over partitions (a per-record partitioner): arrays of ids and append times; a partition's
+        # lone record is a range of one.
+        sizes = self.records.size
+        fixed = self.acc.fixed_size is not None
         idx = np.arange(k) if positions is None else np.asarray(positions)
         appends = first + spacing * np.arange(len(idx))
         for p, sel in [(parts, None)] if isinstance(parts, int) else partition_groups(parts):
             ids = lo + (idx if sel is None else idx[sel])
             times = appends if sel is None else appends[sel]
+            if len(ids) == 1:
+                self._append_range(p, int(ids[0]), 1, float(times[0]), spacing, locked)
+                continue
             self._fill(p, len(ids), locked,
                        lambda a, b, ids=ids: None if fixed else sizes[ids[a:b]],
                        lambda batch, a, b, ids=ids, times=times: batch.add(ids[a:b], times[a:b],
                                                                            int(sizes[ids[a:b]].sum())),
                        lambda j, times=times: float(times[j]))
+
+    def _append_range(self, p: int, lo: int, k: int, first: float, spacing: float, locked: bool) -> None:
+        """Records lo … lo+k−1 into partition p's open batch, as one segment where the plan made room for them."""
+        sizes, fixed_size = self.records.size, self.acc.fixed_size
+        fixed = fixed_size is not None
+        if not locked:     # the plan (_fit) made room for all k records: one segment, no _fill loop
+            batch = self._open_or_new(p)
+            if batch.add_range(lo, k, first, spacing,
+                               fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))):
+                self._lingering(batch)
+            return
+        self._fill(p, k, locked,
+                   lambda a, b: None if fixed else sizes[lo + a:lo + b],
+                   lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
+                                                       fixed_size * (b - a) if fixed
+                                                       else int(np.add.reduce(sizes[lo + a:lo + b]))),
+                   lambda j: first + j * spacing)
 
     def _fill(self, p: int, count: int, locked: bool, sizes_of, add, append_time) -> None:
         """Put `count` records into partition p's open batch. Without contention the plan (_fit) guarantees the
