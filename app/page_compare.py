@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from kafkasim.app import compare_reason, ui_charts, ui_scenario
-from kafkasim.app.ui_run import DEFAULT_CAP, run
+from kafkasim.app.ui_run import DEFAULT_CAP, progress_bar, run
 from kafkasim.model.scenario import ScenarioError
 
 LETTERS = "ABCD"
@@ -95,7 +95,8 @@ def render() -> None:
     top = st.columns([1, 1, 3])
     n = int(top[0].number_input("scenarios", min_value=2, max_value=len(LETTERS), key="c_n"))
     cap = int(top[1].number_input("record cap per producer", min_value=0, step=10_000, key="c_cap",
-                                  help="As on Explore: at most this many records per producer (0 = none)."))
+                                  help="As on Explore: 0 (the default) simulates each whole scenario, as `kafkasim predict` does; a "
+                                       "cap simulates at most this many records per producer."))
     specs = _inputs(n)
     st.query_params.from_dict({"c": [";".join([ex] + [ln.strip() for ln in ov.splitlines() if ln.strip()])
                                      for ex, ov in specs], **({} if cap == DEFAULT_CAP else {"cap": str(cap)})})
@@ -113,12 +114,11 @@ def render() -> None:
     if len(scenarios) < 2:
         st.info("Give at least two valid scenarios to compare.")
         return
-    progress = st.progress(0.0, text="simulating…")
     runs = []
-    for i, s in enumerate(scenarios):
-        runs.append(run(s, cap))
-        progress.progress((i + 1) / len(scenarios), text=f"simulated {names[i]}")
-    progress.empty()
+    for name, s in zip(names, scenarios):
+        bar, report = progress_bar(f"simulating {name}")
+        runs.append(run(s, cap, report))
+        bar.empty()
 
     cols = st.columns(len(runs))
     base = runs[0].result.perf_test

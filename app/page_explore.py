@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from kafkasim.app import ui_fields, ui_results, ui_scenario, ui_sweep
-from kafkasim.app.ui_run import DEFAULT_CAP, run
+from kafkasim.app.ui_run import DEFAULT_CAP, progress_bar, run
 from kafkasim.calibration.bands import held_out_line
 from kafkasim.calibration.host import profile_line
 from kafkasim.model import clients
@@ -101,8 +101,9 @@ def _sidebar_source() -> None:
                          help="A scenario file from examples/: one per published experiment.")
     st.sidebar.file_uploader("load scenario YAML", type=["yaml", "yml"], key="x_upload", on_change=_on_upload)
     st.sidebar.number_input("record cap per producer (0 = none)", min_value=0, step=10_000, key="x_cap",
-                            help="The app simulates at most this many records per producer (and about 3 s of a "
-                                 "throttled run) so a prediction refreshes in about a second.")
+                            help="0 (the default) simulates the whole scenario, as `kafkasim predict` does. A cap "
+                                 "simulates at most this many records per producer (and about 3 s of a throttled "
+                                 "run): quicker, but mostly the run's cold start.")
     if st.session_state.x_edits:
         st.sidebar.caption("changed: " + ", ".join(f"`{k}`" for k in st.session_state.x_edits))
         st.sidebar.button("reset to the example", on_click=_reset)
@@ -186,8 +187,10 @@ def render() -> None:
         st.error(f"kafkasim: error: {error}")
         st.stop()
     _actions(scenario)
+    bar, report = progress_bar("simulating")
     with st.spinner("simulating…"):
-        result = run(scenario, cap)
+        result = run(scenario, cap, report)
+    bar.empty()
     ui_results.show(result)
     trust = held_out_line(scenario)
     if trust:

@@ -1,6 +1,7 @@
 """Plan: the cheapest brokers, partitions, producers, threads and producer settings for a target (app/plan.py)."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from kafkasim.app.plan import Planner, Request, Space
@@ -16,7 +17,7 @@ def render() -> None:
     profiles = profile_names()
     with st.form("plan"):
         c1, c2, c3 = st.columns(3)
-        target = c1.number_input("target records/s", min_value=1.0, value=200_000.0, step=10_000.0)
+        target = c1.number_input("target records/s", min_value=1, value=200_000, step=10_000)
         size = c1.number_input("record size, bytes", min_value=1, value=1000, step=100)
         acks = c2.selectbox("acks", ["all", "1", "0"])
         rf = c2.number_input("replication factor", min_value=1, max_value=10, value=3)
@@ -42,4 +43,30 @@ def render() -> None:
     if plan.best is None:
         st.warning("No configuration in the search space meets the target: allow more brokers or check the "
                    "profile.")
-    st.code(plan.text(), language=None)
+    else:
+        _show(plan)
+    with st.expander("the plan as `kafkasim plan` prints it", expanded=plan.best is None):
+        st.code(plan.text(), language=None)
+
+
+COLUMNS = {"brokers": "brokers", "partitions": "partitions", "producers": "producers", "threads": "threads",
+           "delivered_rps": "delivers records/s", "p50_ms": "p50 ms", "p99_ms": "p99 ms",
+           "estimated_capacity_rps": "capacity records/s", "busiest_resource": "limited by"}
+
+
+def _show(plan) -> None:
+    """The plan and its runner-ups as a table, and its settings."""
+    best = plan.best.summary()
+    cols = st.columns(4)
+    cols[0].metric("brokers", best["brokers"])
+    cols[1].metric("partitions", best["partitions"])
+    cols[2].metric("producers × threads", f"{best['producers']} × {best['threads']}")
+    cols[3].metric("capacity (records/s)", f"{best['estimated_capacity_rps']:,}",
+                   f"{best['estimated_capacity_rps'] / plan.req.target_rps:.2f} × target", delta_color="off")
+    st.caption("settings: " + ", ".join(f"`{k}={v}`" for k, v in best["settings"].items()))
+    st.caption(plan.text().splitlines()[0].removeprefix("kafkasim plan: "))    # target, payload, profile
+    rows = [{"": name, **{label: s[key] for key, label in COLUMNS.items()},
+             "settings": ", ".join(f"{k.removeprefix('producer.')}={v}" for k, v in s["settings"].items())}
+            for name, s in [("plan", best)] + [(f"runner-up {i}", a.summary())
+                                               for i, a in enumerate(plan.alternatives, 1)]]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)

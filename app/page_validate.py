@@ -16,13 +16,14 @@ from pathlib import Path
 import streamlit as st
 
 from kafkasim.app import ui_charts, ui_fidelity, ui_fit
+from kafkasim.calibration.fit import MAX_RECORDS
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.validation.errors import UserError
 from kafkasim.validation.report import Row, predict_all, role_of, roles_from_matrix, summarise
 
 OTHER = "another file…"
 NO_MATRIX = "roles recorded with the runs"
-DEFAULT_CAP = 20_000           # records simulated per configuration: a full Java table in well under a minute
+DEFAULT_CAP = MAX_RECORDS      # records simulated per configuration at most, as `kafkasim validate` does
 CACHED_TABLES = 16
 TABS = ("Predicted vs measured", "Fit a profile", "Committed reports")
 
@@ -186,7 +187,7 @@ def _predicted_vs_measured(p: Picked) -> None:
     rows = [Row(o, role_of(o, p.roles), pred) for o, pred in zip(p.observations, preds or [{}] * len(p.observations))]
     held = sum(r.role == "held-out" for r in rows)
     st.caption(f"{len(rows) - held} calibration and {held} held-out configurations of {p.client} in "
-               f"{ui_fidelity.shown(p.store)}; the model simulates up to {p.cap:,} records of each"
+               f"{ui_fidelity.shown(p.store)}; the model simulates up to {p.cap or MAX_RECORDS:,} records of each"
                + (f" (predicting them took {took:.0f} s)." if took else "."))
     if preds:
         _show_fidelity(rows)
@@ -229,9 +230,10 @@ def _pick() -> Picked | None:
         return None
     client = _pick_client(c_client, everything)
     profile = _pick_profile(c_profile, store, client)
-    cap = c_cap.number_input("records per run", min_value=1_000, step=5_000, key="v_cap",
-                             help="Records the model simulates per configuration (fewer than measured: faster, "
-                                  "a little less exact).")
+    cap = c_cap.number_input("records per run", min_value=0, step=5_000, key="v_cap",
+                             help=f"At most this many records the model simulates per configuration, as many as "
+                                  f"were measured otherwise (0: {MAX_RECORDS:,}, as `kafkasim validate`). Fewer: "
+                                  f"faster, but a short run is mostly its cold start.")
     return Picked(store, client, [o for o in everything if o.library == client], roles, profile, int(cap))
 
 

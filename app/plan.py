@@ -35,7 +35,7 @@ from typing import Any, Iterator, Sequence
 
 from kafkasim.app.sweep import Progress, parse_values, run_scenarios
 from kafkasim.model import codec_levels
-from kafkasim.model.scenario import LEVEL_KEYS, Scenario, ScenarioError, check_value, from_flat, parse_overrides
+from kafkasim.model.scenario import LEVEL_KEYS, Scenario, ScenarioError, from_flat, parse_overrides
 
 MBIT = 1e6 / 8
 SATURATED = 0.95          # a resource this busy at the planned rate has no margin left

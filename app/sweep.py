@@ -16,12 +16,11 @@ import csv
 import itertools
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import yaml

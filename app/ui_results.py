@@ -27,8 +27,8 @@ def refresh_caption(run: Run) -> None:
     st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated; {how} "
                f"(model {r.model_version}, seed {r.seed}).")
     if not run.cached and run.seconds > 2.0:
-        st.caption(f"This prediction took {run.seconds:.1f} s: lower the record cap in the sidebar for quicker "
-                   "refreshes.")
+        st.caption(f"This prediction took {run.seconds:.1f} s; a record cap in the sidebar gives a quicker, rougher "
+                   "look (mostly the run's start).")
     if run.note:
         st.info(run.note, icon="✂️")
 

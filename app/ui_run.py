@@ -1,5 +1,6 @@
-"""Running the model from the app: a record cap so a prediction refreshes in about a second, and a cache keyed on
-the resolved scenario (its flat `values` tuple), so moving a widget back and forth never simulates twice."""
+"""Running the model from the app: the whole scenario by default, as `kafkasim predict` runs it (an optional record
+cap for a quicker, rougher look), with progress on a long run, and a cache keyed on the resolved scenario (its flat
+`values` tuple), so moving a widget back and forth never simulates twice."""
 from __future__ import annotations
 
 import time
@@ -11,9 +12,9 @@ from kafkasim.model.results import Result
 from kafkasim.model.scenario import Scenario, from_flat
 from kafkasim.model.simulate import simulate
 
-# Records per producer the app simulates by default, and the simulated seconds it aims for when throttled: the
-# model's cost grows with both (a throttled run at 2k records/s spends most of its events sleeping).
-DEFAULT_CAP = 20_000
+# Records per producer the app simulates by default (0: all of them, as predict does: a capped run is mostly its cold
+# start, and its figures differ), and, under a cap, the simulated seconds it aims for when throttled.
+DEFAULT_CAP = 0
 DEFAULT_SIM_SECONDS = 3.0
 MIN_RECORDS = 2_000
 
@@ -39,20 +40,34 @@ def capped(s: Scenario, cap: int, sim_seconds: float = DEFAULT_SIM_SECONDS) -> t
     if w.records <= limit:
         return s, None
     warmup = w.warmup_records * limit // w.records
-    note = (f"Simulating {limit:,} of the scenario's {w.records:,} records per producer (warm-up {warmup:,}) so the "
-            f"prediction refreshes quickly; set the record cap to 0 in the sidebar for the full run.")
+    note = (f"Simulating {limit:,} of the scenario's {w.records:,} records per producer (warm-up {warmup:,}): "
+            f"quicker, but mostly the run's start, not what `kafkasim predict` gives; set the record cap to 0 for "
+            f"the full run.")
     return s.replace(**{"workload.records": limit, "workload.warmup_records": warmup}), note
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _simulate(values: tuple) -> Result:
+def _simulate(values: tuple, _progress=None) -> Result:
     # Cached on the resolved flat values (hashable, and equal for equal scenarios); results are read-only.
-    return simulate(from_flat(dict(values), source="app"))
+    return simulate(from_flat(dict(values), source="app"), progress=_progress)
 
 
-def run(s: Scenario, cap: int = DEFAULT_CAP) -> Run:
+def progress_bar(label: str):
+    """A progress bar that a long simulation fills (simulate reports after a few seconds), and its callback."""
+    bar = st.empty()
+
+    def report(p: dict) -> None:
+        share = p["records"] / p["of"] if p["of"] else 0.0
+        eta = f", about {p['eta_seconds']:.0f} s to go" if p.get("eta_seconds") is not None else ""
+        bar.progress(min(1.0, share), text=f"{label}: {p['records']:,} of {p['of']:,} records, "
+                                           f"{p['simulated_seconds']:.2f} simulated s{eta}")
+    return bar, report
+
+
+def run(s: Scenario, cap: int = DEFAULT_CAP, progress=None) -> Run:
+    """Simulate s (under the record cap, if any); progress(dict) hears how far a long run is."""
     sim, note = capped(s, cap)
     start = time.perf_counter()
-    result = _simulate(sim.values)
+    result = _simulate(sim.values, progress)
     seconds = time.perf_counter() - start
     return Run(result, sim, seconds, cached=seconds < 0.5 * max(result.runtime_seconds, 1e-3), note=note)

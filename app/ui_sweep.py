@@ -105,7 +105,8 @@ def section(s: Scenario, cap: int) -> None:
         bar.empty()
     done = st.session_state.get("x_sweep")
     if not done:
-        st.caption("Each point is one prediction at the record cap; points already computed come from the cache.")
+        st.caption("Each point is one prediction (at the record cap, if one is set); points already computed come "
+                   "from the cache.")
         return
     if done["scenario"] != s.values or done["cap"] != cap:
         st.caption("This sweep was run on an earlier version of the scenario; press Run sweep to refresh it.")

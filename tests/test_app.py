@@ -424,7 +424,7 @@ def plan_page() -> AppTest:
 
 def test_plan_page_finds_a_configuration_for_a_small_target():
     at = plan_page()
-    at.number_input[0].set_value(20_000.0)          # target records/s
+    at.number_input[0].set_value(20_000)            # target records/s
     at.number_input[2].set_value(1)                 # replication factor
     at.selectbox[0].set_value("1")                  # acks
     at.number_input[4].set_value(2)                 # most brokers
@@ -433,6 +433,10 @@ def test_plan_page_finds_a_configuration_for_a_small_target():
     assert not at.error
     text = at.code[0].value
     assert "brokers" in text and "records/s" in text
+    table = at.dataframe[0].value                   # the plan and its runner-ups, as the text has them
+    assert table.iloc[0][""] == "plan" and f"PLAN   {table.iloc[0]['brokers']} broker" in text
+    assert int(metric(at, "brokers")) == table.iloc[0]["brokers"]
+    assert "payload random-letters" in " ".join(c.value for c in at.caption)
 
 
 def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
@@ -683,3 +687,20 @@ def test_error_by_factor_orders_values_by_number():
     groups = error_by_factor(rows)["batch.size"]
     assert list(groups) == ["16 KiB", "64 KiB", "256 KiB"]
     assert groups["64 KiB"] == [pytest.approx(10.0)]
+
+
+def test_explore_and_compare_open_on_what_predict_says():
+    """No cap by default: the first figures a user sees are `kafkasim predict`'s for the same scenario."""
+    from kafkasim.model.scenario import load_scenario
+    expected = simulate(load_scenario(ROOT / "examples" / f"{ui_scenario.DEFAULT_EXAMPLE}.yaml")).perf_test
+    at = AppTest.from_string("from kafkasim.app.page_explore import render\nrender()", default_timeout=TIMEOUT).run()
+    no_traceback(at)
+    assert "cap" not in at.query_params
+    shown = float(metric(at, "throughput (records/s)").replace(",", ""))
+    assert shown == pytest.approx(expected["records_per_sec"], abs=1)
+    assert not any("Simulating" in i.value for i in at.info)                # no cap note
+    both = AppTest.from_string("from kafkasim.app.page_compare import render\nrender()", default_timeout=TIMEOUT)
+    both.query_params["c"] = [ui_scenario.DEFAULT_EXAMPLE, ui_scenario.DEFAULT_EXAMPLE]
+    both = both.run()
+    no_traceback(both)
+    assert f"{expected['records_per_sec']:,.0f}" in " ".join(str(m.value) for m in both.metric)
