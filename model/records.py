@@ -6,20 +6,32 @@ when an array is read.
 """
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import simpy
 
 
 class EvenRuns:
-    """A float array per record id, filled by runs: values[first_id + j] = first + step · (offset + j)."""
+    """A float array per record id, filled by runs: values[first_id + j] = first + step · (offset + j). Runs are
+    kept in compact columns (8 bytes a figure, not a tuple of objects): a run can be a single record."""
 
     def __init__(self, n: int):
         self._n = n
         self._values: np.ndarray | None = None     # allocated when first needed
-        self._runs: list[tuple] = []
+        self._runs = self._columns()
+
+    @staticmethod
+    def _columns() -> tuple[array, ...]:
+        return array("q"), array("q"), array("d"), array("d"), array("q")    # first_id, count, first, step, offset
 
     def note(self, first_id: int, count: int, first: float, step: float, offset: int = 0) -> None:
-        self._runs.append((first_id, count, first, step, offset))
+        runs = self._runs
+        runs[0].append(first_id)
+        runs[1].append(count)
+        runs[2].append(first)
+        runs[3].append(step)
+        runs[4].append(offset)
 
     def put(self, ids: np.ndarray, values: np.ndarray | float) -> None:
         """Values for ids no noted run covers."""
@@ -32,9 +44,10 @@ class EvenRuns:
 
     @property
     def values(self) -> np.ndarray:
-        if self._runs:
-            first_id, count, first, step, offset = (np.array(column) for column in zip(*self._runs))
-            self._runs = []
+        if self._runs[0]:
+            first_id, count, first, step, offset = (np.frombuffer(column, dtype=column.typecode)
+                                                    for column in self._runs)
+            self._runs = self._columns()
             keep = count > 0
             if not keep.all():
                 first_id, count, first, step, offset = (a[keep] for a in (first_id, count, first, step, offset))
