@@ -49,6 +49,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if args.format == "json":
         out = result.to_json(timeline=args.timeline)
         out["band"] = spread
+        out["not_modelled"] = scenario.not_modelled()
         json.dump(out, sys.stdout, indent=1, default=_json_default)
         print()
     else:
@@ -67,6 +68,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     stale = profile_line(scenario.hardware.profile)
     if stale:
         print(stale, file=sys.stderr)
+    for line in scenario.not_modelled() if args.format == "text" else ():
+        print(f"kafkasim: note: {line}", file=sys.stderr)
     return 0
 
 

@@ -198,5 +198,7 @@ def render() -> None:
     stale = profile_line(scenario.hardware.profile)
     if stale:
         st.warning(stale.removeprefix("kafkasim: "))
+    for line in scenario.not_modelled():
+        st.caption(f"Note: {line}.")
     st.divider()
     ui_sweep.section(scenario, cap)

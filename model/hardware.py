@@ -184,25 +184,3 @@ def load_profile(name: str) -> dict[str, Any]:
         known = ", ".join(profile_names())
         raise ValueError(f"hardware.profile={clip(name)} is not allowed: expected one of {known} or a .yaml path")
     return read_mapping(path, f"hardware.profile={name!r}", "a profile must be a mapping of keys to values")
-
-
-def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, dict[str, Any]]:
-    """Field defaults < named profile < the profile's section for this client library < inline scenario values."""
-    from kafkasim.model.scenario import check_value, flatten, FIELDS
-
-    name = inline.get("profile", HARDWARE_FIELDS["profile"].default)
-    profile = load_profile(name)
-    clients = profile.pop("clients", {}) or {}
-    merged = {k: f.default for k, f in HARDWARE_FIELDS.items()}
-    layers = [flatten(profile.get("hardware", profile)), flatten(clients.get(library, {})), inline]
-    for layer in layers:
-        for key, value in layer.items():
-            if key.split(".")[0] in ("name", "description", "provenance", "uncertainty"):
-                continue
-            full = "hardware." + key
-            if full not in FIELDS:
-                raise ValueError(f"unknown key {full!r} in hardware profile {name!r}")
-            merged[key] = check_value(full, value)
-    merged["profile"] = name
-    return Hardware(name, tuple(sorted(merged.items()))), merged
-

@@ -19,7 +19,7 @@ import yaml
 
 from kafkasim.model import clients
 from kafkasim.model.fields import Field, clip, fmt as _fmt, read_mapping
-from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, resolve_hardware
+from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile
 
 
 class ScenarioError(ValueError):
@@ -267,11 +267,35 @@ class Scenario:
                 out[key[len("producer."):]] = _kafka_text(value)
         return out
 
+    def not_modelled(self) -> list[str]:
+        """A line for each setting given away from its default that the model leaves out (NOT_MODELLED): the
+        prediction is the same whatever its value."""
+        given, flat = dict(self.given), self.flat()
+        defaults = clients.producer_defaults(self.client.library, self.client.version)
+        out = []
+        for key, why in NOT_MODELLED.items():
+            default = FIELDS[key].default
+            if default is None:
+                default = defaults.get(key.removeprefix("producer."))
+            if key in given and flat[key] != default:
+                out.append(f"{key}={_kafka_text(flat[key])} is not modelled ({why}): the prediction is the same "
+                           f"for any value")
+        return out
+
     def replace(self, **overrides: Any) -> "Scenario":
         """A new scenario with flat keys overridden, e.g. replace(**{"producer.batch.size": 65536}). What was
         resolved from the keys given (a client version's defaults, a hardware profile's values) is resolved again:
         replace(**{"hardware.profile": "local-2core-epyc"}) takes that profile's costs."""
         return from_flat({**dict(self.given), **overrides}, source=f"scenario {self.name}")
+
+
+# Settings the model accepts (a pasted client or broker config keeps working) but leaves out, and why.
+NOT_MODELLED = {
+    "producer.retries": "the model has no failed requests to retry",
+    "producer.partitioner.availability.timeout.ms": "the model has no unavailable partition leaders",
+    "cluster.broker.queued.max.requests": "the model's request queue never blocks the network threads",
+    "cluster.broker.replica.fetch.min.bytes": "a follower fetch returns with any new data",
+}
 
 
 def _kafka_text(value: Any) -> str:
@@ -399,6 +423,25 @@ def check_value(key: str, value: Any) -> Any:
     if (f.low is not None and number < f.low) or (f.high is not None and number > f.high):
         raise bad
     return number
+
+
+def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, dict[str, Any]]:
+    """Field defaults < named profile < the profile's section for this client library < inline scenario values."""
+    name = inline.get("profile", HARDWARE_FIELDS["profile"].default)
+    profile = load_profile(name)
+    clients = profile.pop("clients", {}) or {}
+    merged = {k: f.default for k, f in HARDWARE_FIELDS.items()}
+    layers = [flatten(profile.get("hardware", profile)), flatten(clients.get(library, {})), inline]
+    for layer in layers:
+        for key, value in layer.items():
+            if key.split(".")[0] in ("name", "description", "provenance", "uncertainty"):
+                continue
+            full = "hardware." + key
+            if full not in FIELDS:
+                raise ValueError(f"unknown key {full!r} in hardware profile {name!r}")
+            merged[key] = check_value(full, value)
+    merged["profile"] = name
+    return Hardware(name, tuple(sorted(merged.items()))), merged
 
 
 def from_flat(raw: dict[str, Any], source: str = "scenario", base_dir: Path | None = None) -> Scenario:

@@ -249,11 +249,13 @@ def simulate(s: Scenario, progress=None) -> Result:
         per_thread = [(int(first) if count else 0, count) for first, count in zip(firsts, counts)]
         rate = w.throughput / s.threads if w.throughput > 0 else -1
         # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
-        shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, w.keys,
+        # partitioner.ignore.keys: the ≥ 3.3 partitioner (uniform-sticky) then places keyed records as unkeyed ones
+        keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
+        shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
                                               p.adaptive_partitioning, acc.deques)
         for t, (first_id, count) in enumerate(per_thread):
             partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
-                                            w.keys, p.adaptive_partitioning, None)
+                                            keys, p.adaptive_partitioning, None)
                            if kind == "per-thread" else shared_partitioner)
             workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", first_id, count,
                                         throttle_release_times(count, rate),

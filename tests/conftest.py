@@ -22,7 +22,7 @@ from kafkasim.model.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SEED_DATA = Path("/work/shared/reference/seed-data")
+SEED_DATA = Path(__file__).resolve().parent / "data" / "seed-data"   # the studies' seed data, as given
 
 # Small by default: a test that needs more records says so.
 BASE: dict[str, Any] = {"workload.records": 2000, "seed": 1}

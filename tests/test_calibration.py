@@ -13,7 +13,7 @@ from kafkasim.calibration.profile import profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.calibration.snapshot import read_snapshot, snapshot_observation
 from kafkasim.model.hardware import load_profile
-from kafkasim.model.scenario import from_flat, load_scenario
+from kafkasim.model.scenario import from_flat
 from kafkasim.model.simulate import simulate
 
 BASE = {"client.library": "java", "client.version": "3.9", "producer.acks": "1", "producer.linger.ms": 0,

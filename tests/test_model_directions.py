@@ -205,7 +205,7 @@ def test_throughput_falls_with_rtt_for_small_batches():
     assert rates[0] > 1.3 * rates[1] > 1.3 * 1.3 * rates[2], rates
 
 
-@pytest.mark.xfail(strict=False, reason="model does not show it: with the window limit 2 × send.buffer.bytes / RTT "
+@pytest.mark.xfail(strict=True, reason="model does not show it: with the window limit 2 × send.buffer.bytes / RTT "
                    "both shapes keep ≤ 5 % of their loopback throughput at +20 ms (generic profile, 128 KiB/linger "
                    "10: 235k → 12k records/s; 16 KiB/linger 0: 211k → 3.5k); measured here 120k → 78k (65 %) and "
                    "≈ 70k → 16k (23 %). The measurement added the delay with toxiproxy, whose local socket the "

@@ -3,10 +3,9 @@ defaults, `--set` overrides any field, and a bad input is one line naming the ke
 import dataclasses
 
 import pytest
-import yaml
 
 from kafkasim.model import scenario as scenario_module
-from kafkasim.model.hardware import HARDWARE_FIELDS, PROFILE_DIR
+from kafkasim.model.hardware import HARDWARE_FIELDS
 from kafkasim.model.scenario import FIELDS, ScenarioError, from_flat, load_scenario, parse_overrides
 
 from conftest import EXAMPLES
@@ -315,21 +314,10 @@ def test_payload_file_must_exist(tmp_scenario):
         load_scenario(tmp_scenario("workload: {payload: file, payload_file: nothing-here.txt}\n"))
 
 
-def _examples():
-    """Every example file; one that names a hardware profile model/profiles/ does not have is an expected failure
-    (reported, not hidden) until the profile exists."""
-    out = []
-    for path in sorted(EXAMPLES.rglob("*.yaml")):
-        if "snapshots" in path.parts:          # measured metrics for `kafkasim calibrate`, not scenarios
-            continue
-        tree = yaml.safe_load(path.read_text()) or {}
-        profile = (tree.get("hardware") or {}).get("profile", "generic-server")
-        marks = ()
-        if not profile.endswith((".yaml", ".yml")) and not (PROFILE_DIR / f"{profile}.yaml").is_file():
-            marks = pytest.mark.xfail(strict=False, reason=f"{path.name} names hardware.profile {profile!r}, "
-                                      f"which model/profiles/ does not have (yet)")
-        out.append(pytest.param(path.relative_to(EXAMPLES).as_posix(), marks=marks))
-    return out
+def _examples() -> list[str]:
+    """Every example file (snapshots are measured metrics for `kafkasim calibrate`, not scenarios)."""
+    return [path.relative_to(EXAMPLES).as_posix() for path in sorted(EXAMPLES.rglob("*.yaml"))
+            if "snapshots" not in path.parts]
 
 
 @pytest.mark.parametrize("path", _examples())

@@ -1,0 +1,68 @@
+"""Imports go one way only: app → validation → calibration → model (and model imports none of the others), at
+module level and inside functions alike."""
+import ast
+
+import pytest
+
+from conftest import ROOT
+
+LAYERS = ["model", "calibration", "validation", "app"]      # each may import those before it
+
+
+def _imports(path) -> set[str]:
+    """The kafkasim packages a module imports (kafkasim.<package>...), anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "kafkasim" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_imports_only_go_down(layer):
+    allowed = set(LAYERS[:LAYERS.index(layer) + 1])
+    upward = {str(path.relative_to(ROOT)): sorted(_imports(path) & set(LAYERS) - allowed)
+              for path in sorted((ROOT / layer).rglob("*.py"))}
+    assert not {k: v for k, v in upward.items() if v}, f"{layer} imports from a layer above it"
+
+
+def test_the_check_sees_imports_inside_functions(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from kafkasim.app import cli\n    import kafkasim.validation.cluster\n")
+    assert _imports(module) == {"app", "validation"}
+
+
+def _modules(path) -> set[str]:
+    """The kafkasim modules a module imports, as 'package.module', anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("kafkasim."):
+            parts = node.module.split(".")
+            found |= {".".join(parts[1:3])} if len(parts) > 2 else {f"{parts[1]}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {".".join(a.name.split(".")[1:3]) for a in node.names if a.name.startswith("kafkasim.")}
+    return found
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_import_cycles_within_a_layer(layer):
+    graph = {f"{layer}.{p.stem}": {m for m in _modules(p) if m.startswith(layer + ".")}
+             for p in (ROOT / layer).glob("*.py")}
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            raise AssertionError("import cycle: " + " → ".join(path[path.index(module):] + [module]))
+        if module in done:
+            return
+        path.append(module)
+        for other in sorted(graph.get(module, ())):
+            visit(other)
+        path.pop()
+        done.add(module)
+    for module in sorted(graph):
+        visit(module)
