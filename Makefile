@@ -27,8 +27,10 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m 'not live'
 
+# The model's speed: the 1M-record reference, then every shipped example at full length (≈ 2 min).
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_examples.py
 
 # Fit model/profiles/local-2core.yaml to validation/data/local-quiet.jsonl (Java first: it fits the brokers' costs too;
 # kafka-python on top) and write the fidelity reports under validation/reports/ (≈ 15 min on 2 cores). The Java

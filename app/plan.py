@@ -38,6 +38,7 @@ from kafkasim.model import codec_levels
 from kafkasim.model.scenario import LEVEL_KEYS, Scenario, ScenarioError, from_flat, parse_overrides
 
 MBIT = 1e6 / 8
+P99_PATIENCE = 24         # candidates failing on p99 alone without a lower p99 before the search stops
 SATURATED = 0.95          # a resource this busy at the planned rate has no margin left
 KEEP_UP = 0.93            # delivered / offered, after the latency tail, that counts as keeping up (short runs:
                           # perf-test's whole-ms elapsed time and the throttle's 2 ms bursts cost a few %)
@@ -189,7 +190,7 @@ class Bounds:
         out["client NIC"] = producers * h["nic_mbit"] * MBIT / self.wire(st)
         return out
 
-    def request_latency_ms(self, st: Settings) -> float:
+    def request_latency_ms(self) -> float:
         """The least produce-request latency: a round trip, the follower's fetch round trip for acks=all, and the
         broker's own CPU per request."""
         rtt = self.hw["rtt_ms"] + self.extra_rtt
@@ -198,7 +199,7 @@ class Bounds:
 
     def window(self, shape: Shape, st: Settings) -> float:
         leaders = min(shape.brokers, shape.partitions)
-        requests = 1000.0 / self.request_latency_ms(st) * st.max_in_flight * leaders * shape.producers
+        requests = 1000.0 / self.request_latency_ms() * st.max_in_flight * leaders * shape.producers
         return requests * self.per_request(st, shape.brokers, shape.partitions)
 
     def broker(self, brokers: int, partitions: int, st: Settings, producers: int = 1) -> dict[str, float]:
@@ -287,6 +288,14 @@ class Planner:
         self.jobs, self.scheduler, self.progress = jobs, scheduler, progress
         self.base = self._base_scenario()
         self.bounds = Bounds(self.base, req)
+        # Every record waits at least one produce round trip, and perf-test reports whole milliseconds.
+        self.floor_ms = self.bounds.request_latency_ms()
+        if req.p99_ms is not None and req.p99_ms < math.floor(self.floor_ms):
+            raise ScenarioError(f"--p99-ms={_g(req.p99_ms)} is not reachable here: every record waits at least one "
+                                f"produce round trip, ≥ {self.floor_ms:.2f} ms on profile {req.profile}"
+                                f"{' with acks=all' if req.acks == 'all' and req.rf > 1 else ''}; perf-test counts "
+                                f"whole milliseconds, so ask for {math.floor(self.floor_ms)} ms or more")
+        self.gave_up = ""                        # why the search stopped before the space was exhausted
         self.evaluations: list[Evaluation] = []
         self.excluded: dict[int, str] = {}       # broker count -> why no configuration with it can work
         self.pruned = 0
@@ -484,6 +493,7 @@ class Planner:
         bar = Progress(1, "plan", enabled=False)
         extra = 0
         exhausted = False
+        lowest_p99, stale = math.inf, 0         # candidates since the lowest p99 last fell, all failing on p99
         while not exhausted:
             batch = []
             for ev in gen:
@@ -511,8 +521,15 @@ class Planner:
                         plan = ev
                     else:
                         self.learn(ev)
+                        stale = 0 if ev.row["p99_ms"] < lowest_p99 or "p99" not in ev.reason else stale + 1
+                        lowest_p99 = min(lowest_p99, ev.row["p99_ms"])
                 elif ev.passed and ev.shape != plan.shape and len(alternatives) < runners_up:
                     alternatives.append(ev)
+            if plan is None and stale >= P99_PATIENCE:
+                self.gave_up = (f"p99 ≤ {_g(self.req.p99_ms)} ms not reached: the lowest p99 of "
+                                f"{len(self.evaluations)} configurations simulated was {lowest_p99:g} ms, and the "
+                                f"last {stale} bettered none (the round trip alone is {self.floor_ms:.2f} ms)")
+                break
             if plan is not None:
                 extra += len(batch)
                 if len(alternatives) >= runners_up or extra > extra_budget:
@@ -520,7 +537,7 @@ class Planner:
         search_seconds = time.perf_counter() - start
         sens = self.sensitivity(plan) if (plan and sensitivity) else []
         return Plan(self.req, self.space, plan, alternatives, sens, self.evaluations, dict(sorted(self.excluded.items())),
-                    self.pruned, search_seconds, time.perf_counter() - start, self.sim_seconds())
+                    self.pruned, search_seconds, time.perf_counter() - start, self.sim_seconds(), self.gave_up)
 
     def sensitivity(self, plan: Evaluation) -> list[dict[str, Any]]:
         """One step in each setting around the plan, simulated: how much capacity and p99 change."""
@@ -587,6 +604,7 @@ class Plan:
     search_seconds: float
     wall_seconds: float
     sim_seconds: float
+    gave_up: str = ""
 
     def to_json(self) -> dict[str, Any]:
         r = self.req
@@ -601,6 +619,7 @@ class Plan:
             "fewer_brokers_excluded": {str(k): v for k, v in self.excluded.items()
                                        if self.best is None or k < self.best.shape.brokers},
             "search": {"evaluations": len(self.evaluations), "pruned_analytically": self.pruned,
+                       "stopped": self.gave_up or None,
                        "search_seconds": self.search_seconds, "wall_seconds": self.wall_seconds,
                        "evaluated": [e.summary() for e in self.evaluations]},
         }
@@ -619,7 +638,8 @@ class Plan:
                  "  enough for batches, request windows and broker queues to reach steady state, not for rare "
                  "latency tails (GC, page-cache stalls).", ""]
         if self.best is None:
-            lines.append("NO PLAN: no configuration within the limits meets the target in the model.")
+            lines.append("NO PLAN: no configuration within the limits meets the target in the model"
+                         + (f"; stopped: {self.gave_up}." if self.gave_up else "."))
             lines += self._why()
             lines.append(self._footer())
             return "\n".join(lines)

@@ -21,8 +21,8 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from kafkasim.calibration.runs import Observation
-from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile, resolve_hardware
-from kafkasim.model.scenario import from_flat
+from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile
+from kafkasim.model.scenario import from_flat, resolve_hardware
 from kafkasim.model.simulate import simulate
 
 # What each run is fitted on, and how much it counts. Latency percentiles of unthrottled runs measure how far the

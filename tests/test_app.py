@@ -704,3 +704,14 @@ def test_explore_and_compare_open_on_what_predict_says():
     both = both.run()
     no_traceback(both)
     assert f"{expected['records_per_sec']:,.0f}" in " ".join(str(m.value) for m in both.metric)
+
+
+def test_the_apps_default_simulates_every_example_as_predict_does():
+    """Explore, Compare and the sweep run (ui_run.run) what capped(s, DEFAULT_CAP) gives: the scenario itself, for
+    every shipped example, so their figures are predict's."""
+    from kafkasim.app.ui_run import DEFAULT_CAP
+    from kafkasim.model.scenario import load_scenario
+    for path in sorted((ROOT / "examples").rglob("*.yaml")):
+        if "snapshots" not in path.parts:
+            s = load_scenario(path)
+            assert capped(s, DEFAULT_CAP) == (s, None), path

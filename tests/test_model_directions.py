@@ -217,3 +217,16 @@ def test_big_batches_and_linger_soften_the_rtt_penalty():
                 / rate(cached(scenario(RTT_BIG, **{"network.rtt_ms": 0}))))
     assert kept_big > 2 * kept_small
     assert kept_big > 0.4
+
+
+def test_ignoring_keys_batches_keyed_records_like_unkeyed_ones():
+    """partitioner.ignore.keys (KIP-794, ≥ 3.3): keyed records spread over 12 partitions make small batches; with the
+    keys ignored the uniform sticky partitioner fills whole batches, as for null keys. Older clients lack the
+    setting and keep hashing keys."""
+    base = {"client.version": "3.9", "workload.keys": 1000, "topic.partitions": 12, "workload.records": 30000}
+    keyed = cached(scenario(base))
+    ignored = cached(scenario({**base, "producer.partitioner.ignore.keys": True}))
+    old = cached(scenario({**base, "client.version": "3.2", "producer.partitioner.ignore.keys": True}))
+    assert ignored.metrics["batch-size-avg"] > 2 * keyed.metrics["batch-size-avg"]     # 14.8 against 6.7 KB
+    assert ignored.perf_test["records_per_sec"] > keyed.perf_test["records_per_sec"]
+    assert old.metrics["batch-size-avg"] == pytest.approx(keyed.metrics["batch-size-avg"], rel=0.05)

@@ -102,6 +102,8 @@ def test_plan_json_and_text(capsys):
     (["--target-rps", "1000", "--record-size", "100", "--batch-sizes", "-1"], "producer.batch.size=-1 is not allowed"),
     (["--target-rps", "1000", "--record-size", "100", "--max-brokers", "2"], "RF 3 needs at least 3 brokers"),
     (["--target-rps", "1000", "--record-size", "100", "--set", "producer.batch.sise=1"], "unknown key"),
+    (["--target-rps", "1000", "--record-size", "100", "--set", "network.rtt_ms=20", "--p99-ms", "5"],
+     "--p99-ms=5 is not reachable here: every record waits at least one produce round trip, ≥ 40."),
 ])
 def test_bad_plan_input_is_one_line_and_exit_2(capsys, args, message):
     assert cli_main(["plan", *args, "-q"]) == 2
@@ -134,3 +136,14 @@ def test_the_bounds_take_the_compression_level_the_search_is_run_with():
     default, fast = bounds(), bounds(**{"producer.compression.gzip.level": 1})
     assert fast.send_seconds(gzip) < default.send_seconds(gzip)
     assert fast.wire(gzip) > default.wire(gzip)
+
+
+def test_a_p99_no_candidate_approaches_stops_the_search(monkeypatch):
+    """Past the floor a p99 limit may still be out of reach: once P99_PATIENCE candidates in a row fail on p99
+    without a lower p99, the search stops and says so, rather than simulating the whole space."""
+    monkeypatch.setattr(pl, "P99_PATIENCE", 3)
+    planner = pl.Planner(pl.Request(**{**REQUEST, "p99_ms": 0.5}), SPACE, jobs=2)
+    plan = planner.run(sensitivity=False)
+    assert plan.best is None and plan.gave_up.startswith("p99 ≤ 0.5 ms not reached: the lowest p99 of ")
+    assert len(plan.evaluations) < SPACE.size() and "stopped: p99 ≤ 0.5 ms not reached" in plan.text()
+    assert plan.to_json()["search"]["stopped"] == plan.gave_up

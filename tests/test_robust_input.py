@@ -184,3 +184,14 @@ def test_a_resource_is_named_saturated_only_at_the_threshold():
     assert busy["bottleneck"] == "sender thread"
     met = verdict(util, {}, achieved=99_000, target=100_000)
     assert met["bottleneck"] == "none" and met["met"]
+
+
+def test_settings_the_model_leaves_out_are_named_when_given():
+    """A pasted config keeps working, and predict says which of its settings change nothing in the model."""
+    s = load_scenario(EXAMPLE, ["retries=5", "cluster.broker.queued.max.requests=500"])   # the second: its default
+    assert s.not_modelled() == ["producer.retries=5 is not modelled (the model has no failed requests to retry): "
+                                "the prediction is the same for any value"]
+    assert load_scenario(EXAMPLE).not_modelled() == []
+    out = subprocess.run([sys.executable, "-m", "kafkasim.app.cli", "predict", EXAMPLE, "--set", "retries=5",
+                          "--set", "workload.records=5000"], capture_output=True, text=True)
+    assert out.returncode == 0 and "kafkasim: note: producer.retries=5 is not modelled" in out.stderr
