@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import yaml
@@ -36,7 +36,7 @@ RESULT_COLUMNS = ("records_per_sec", "mb_per_sec", "avg_latency_ms", "p50_ms", "
 # Wall time differs between runs and machines; everything else is a pure function of the scenario.
 RUNTIME_COLUMN = "runtime_seconds"
 
-SWEEP_RECORDS = 100_000      # default simulated records per configuration (all producers together)
+SWEEP_RECORDS = None         # default simulated records per configuration: the scenario's own, as predict
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def with_records(base: Scenario, total_records: int | None) -> tuple[Scenario, s
     warm = int(w.warmup_records * per / w.records)
     s = base.replace(**{"workload.records": per, "workload.warmup_records": warm})
     return s, (f"each configuration simulates {per} records per producer ({warm} warm-up), scaled down from the "
-               f"scenario's {w.records}: enough for steady state, not for rare tails; --records to change")
+               f"scenario's {w.records}: quicker, but a shorter run's figures are more its start's than predict's")
 
 
 def point_scenarios(base: Scenario, points: Sequence[dict[str, Any]]) -> list[Scenario]:
@@ -240,25 +240,32 @@ def _clock(seconds: float) -> str:
 
 def run_scenarios(scenarios: Sequence[Scenario], jobs: int = 1, scheduler: str | None = None,
                   progress: bool | Progress = False, label: str = "sweep",
-                  rows: list | None = None) -> list[dict[str, Any]]:
+                  rows: list | None = None, on_row: Callable[[int, dict], None] | None = None
+                  ) -> list[dict[str, Any]]:
     """evaluate() every scenario — serially, in `jobs` local processes, or on the Dask scheduler at `scheduler` —
-    and return the rows in the scenarios' order (filled into `rows` as they finish, if given)."""
+    and return the rows in the scenarios' order (filled into `rows` as they finish, if given, and each handed to
+    on_row(index, row) as it finishes)."""
     bar = progress if isinstance(progress, Progress) else Progress(len(scenarios), label, enabled=bool(progress))
     rows = [None] * len(scenarios) if rows is None else rows
     if not scenarios:
         return []
+
+    def finished(i: int, row: dict) -> None:
+        rows[i] = row
+        bar.update()
+        if on_row is not None:
+            on_row(i, row)
     if scheduler:
-        _run_dask(scenarios, scheduler, rows, bar)
+        _run_dask(scenarios, scheduler, rows, finished)
     elif jobs <= 1 or len(scenarios) == 1:
         for i, s in enumerate(scenarios):
-            rows[i] = evaluate(s)
-            bar.update()
+            finished(i, evaluate(s))
     else:
-        _run_local(scenarios, jobs, rows, bar)
+        _run_local(scenarios, jobs, finished)
     return rows  # type: ignore[return-value]
 
 
-def _run_local(scenarios, jobs, rows, bar) -> None:
+def _run_local(scenarios, jobs, finished) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -269,15 +276,14 @@ def _run_local(scenarios, jobs, rows, bar) -> None:
         futures = {pool.submit(evaluate, s): i for i, s in enumerate(scenarios)}
         try:
             for fut in as_completed(futures):
-                rows[futures[fut]] = fut.result()
-                bar.update()
+                finished(futures[fut], fut.result())
         except BaseException:
             for fut in futures:
                 fut.cancel()
             raise
 
 
-def _run_dask(scenarios, scheduler, rows, bar) -> None:
+def _run_dask(scenarios, scheduler, rows, finished) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -296,8 +302,7 @@ def _run_dask(scenarios, scheduler, rows, bar) -> None:
             row = fut.result()
             for i in positions[fut.key]:
                 if rows[i] is None:
-                    rows[i] = dict(row)
-                    bar.update()
+                    finished(i, dict(row))
     finally:
         client.close()
 
@@ -330,7 +335,8 @@ class SweepResult:
 
 def sweep(base: Scenario, axes: Sequence[Axis], samples: int | None = None, sample_seed: int = 0,
           records: int | None = SWEEP_RECORDS, jobs: int = 1, scheduler: str | None = None,
-          progress: bool = False) -> SweepResult:
+          progress: bool = False, on_point: Callable[[dict, dict], None] | None = None) -> SweepResult:
+    """Simulate every point; on_point(settings, row) hears each as it finishes (in any order)."""
     points = lhs_points(axes, samples, sample_seed) if samples else grid_points(axes)
     if records is not None and any(a.key in ("workload.records", "workload.seconds") for a in axes):
         records = None     # the sweep itself varies the run length
@@ -339,7 +345,8 @@ def sweep(base: Scenario, axes: Sequence[Axis], samples: int | None = None, samp
     start = time.perf_counter()
     rows: list = [None] * len(scenarios)
     try:
-        run_scenarios(scenarios, jobs=jobs, scheduler=scheduler, progress=progress, rows=rows)
+        run_scenarios(scenarios, jobs=jobs, scheduler=scheduler, progress=progress, rows=rows,
+                      on_row=None if on_point is None else lambda i, row: on_point(points[i], row))
     except KeyboardInterrupt:          # the finished points are kept
         done = [i for i, row in enumerate(rows) if row is not None]
         return SweepResult(list(axes), [points[i] for i in done], [rows[i] for i in done],

@@ -31,18 +31,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ScenarioError(f"--out {args.out!r}: expected a .csv or .json file name")
         if not Path(args.out).resolve().parent.is_dir():      # (checked before the work, not after it)
             raise ScenarioError(f"--out {args.out!r}: the folder {str(Path(args.out).parent)!r} does not exist")
-    records = None if args.records == 0 else (args.records or sw.SWEEP_RECORDS)
+    records = args.records or sw.SWEEP_RECORDS
     points = sw.lhs_points(axes, args.samples, args.sample_seed) if args.samples else sw.grid_points(axes)
     where = (f"on Dask at {args.scheduler}" if args.scheduler else
              f"in {args.jobs} processes" if args.jobs > 1 else "in this process")
+    # Each finished point goes to OUT.partial.jsonl at once: a sweep that dies still leaves what it finished.
+    partial = Path(f"{args.out}.partial.jsonl") if args.out else None
+    if partial:
+        partial.write_text("")
+
+    def keep(settings: dict, row: dict) -> None:
+        with open(partial, "a") as fh:
+            fh.write(json.dumps({"settings": settings, "result": row}, default=str) + "\n")
     result = sw.sweep(base, axes, samples=args.samples, sample_seed=args.sample_seed, records=records,
-                      jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
+                      jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet,
+                      on_point=keep if partial else None)
     print(f"kafkasim: {len(points)} configurations {where} in {result.wall_seconds:.1f} s; {result.note}",
           file=sys.stderr)
     if result.interrupted and not result.rows:
         return 130
     if args.out:
         sw.write_output(result, args.out)
+        partial.unlink()
     plot_path = args.plot or (str(Path(args.out).with_suffix(".png")) if args.out else None)
     if plot_path:
         sw.plot(result, plot_path)
@@ -78,8 +88,8 @@ def add_sweep_commands(subparsers) -> None:
     sweep.add_argument("--sample-seed", type=int, default=0, help="seed of the Latin hypercube (default 0)")
     sweep.add_argument("--seed", type=int, help="override the scenario's (model) seed")
     sweep.add_argument("--records", type=int,
-                       help=f"records simulated per configuration over all producers (default "
-                            f"{100_000:,}; 0 = the scenario's own count)")
+                       help="records simulated per configuration over all producers (default, or 0: the "
+                            "scenario's own count, as predict runs it; fewer: quicker, more the run's start)")
     sweep.add_argument("--jobs", "-j", type=int, default=1, help="local worker processes (default 1)")
     sweep.add_argument("--scheduler", metavar="tcp://HOST:8786",
                        help="run on this Dask distributed scheduler (needs kafkasim[dask])")

@@ -156,3 +156,33 @@ def test_ctrl_c_keeps_the_finished_points(tmp_path, capsys, monkeypatch):
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 2
     assert "interrupted after 2 of 4" in capsys.readouterr().err
+
+
+def test_finished_points_are_on_disk_as_they_finish(tmp_path, monkeypatch):
+    """A sweep with --out writes each finished point to OUT.partial.jsonl at once: one that dies keeps them; one
+    that completes leaves only its output. The default simulates each point in full, as predict."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("client: {version: '3.9'}\nworkload: {records: 3000, warmup_records: 500}\n")
+    out = tmp_path / "points.csv"
+    assert sweep_main(["sweep", str(scenario), "--vary", "batch.size=8192,16384", "--out", str(out), "-q"]) == 0
+    assert out.is_file() and not (tmp_path / "points.csv.partial.jsonl").exists()
+    assert [r["producer.batch.size"] for r in csv.DictReader(out.open())] == ["8192", "16384"]
+    one = simulate(from_flat({"client.version": "3.9", "workload.records": 3000, "workload.warmup_records": 500,
+                              "producer.batch.size": 16384}))
+    assert float(list(csv.DictReader(out.open()))[1]["records_per_sec"]) == pytest.approx(
+        one.perf_test["records_per_sec"])
+
+    calls = []
+    real = sw.evaluate
+
+    def dies_on_the_second(s):
+        calls.append(s)
+        if len(calls) == 2:
+            raise RuntimeError("the machine went away")
+        return real(s)
+    monkeypatch.setattr(sw, "evaluate", dies_on_the_second)
+    out.unlink()
+    with pytest.raises(RuntimeError):
+        sweep_main(["sweep", str(scenario), "--vary", "batch.size=8192,16384", "--out", str(out), "-q"])
+    kept = [json.loads(line) for line in (tmp_path / "points.csv.partial.jsonl").read_text().splitlines()]
+    assert [k["settings"] for k in kept] == [{"producer.batch.size": 8192}] and not out.exists()
