@@ -30,7 +30,11 @@ def _say_progress(p: dict) -> None:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.set)
+    return predict(load_scenario(args.scenario, args.set), args)
+
+
+def predict(scenario, args: argparse.Namespace) -> int:
+    """Simulate and print as `predict` does (args: format, seed, band, timeline)."""
     if args.seed is not None:
         scenario = scenario.replace(seed=args.seed)
     if args.format == "text":
@@ -242,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "gives the difference between sessions and the model's error against it")
     validate.set_defaults(func=cmd_validate)
     from kafkasim.app.app_command import add_app_command
+    from kafkasim.app.perf_test_command import add_perf_test_command
     from kafkasim.app.reproduce_command import add_reproduce_command
     from kafkasim.app.sweep_commands import add_sweep_commands
     from kafkasim.validation.cli import add_commands
@@ -249,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_commands(sub)
     add_app_command(sub)
     add_reproduce_command(sub)
+    add_perf_test_command(sub)
     return parser
 
 

@@ -181,3 +181,56 @@ def test_a_validated_profile_says_how_it_did_on_held_out_runs(capsys, tmp_path, 
     # nor for a hand-derived profile, whose provenance is a sentence
     code, out, _ = predict(capsys, tmp_scenario(SCENARIO), "--set", "hardware.profile=kontur-2020")
     assert code == 0 and "held-out" not in out
+
+
+# --- kafkasim perf-test: kafka-producer-perf-test's own command line -------------------------------------------
+
+def perf_test(capsys, *argv):
+    code = cli.main(["perf-test", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_pasted_perf_test_command_predicts_as_the_scenario_does(capsys, tmp_path, tmp_scenario):
+    """perf-test's flags, its --producer-props and --producer.config become the scenario's keys; connection and
+    security properties are taken silently (a password in them is never printed); others are named as left out."""
+    config = tmp_path / "producer.properties"
+    config.write_text("# the client's file\nbootstrap.servers=broker:9092\nsasl.jaas.config=hunter2-secret\n"
+                      "linger.ms=7\nbatch.size=1000\ninterceptor.classes=com.example.Audit\n")
+    code, out, err = perf_test(capsys, "--topic", "t", "--num-records", 3000, "--record-size", 300, "--throughput",
+                               20000, "--producer-props", "acks=1", "batch.size=32768", "bootstrap.servers=x:9092",
+                               "--producer.config", config, "--scenario", tmp_scenario(SCENARIO), "--format", "json")
+    assert code == 0, err
+    assert "hunter2" not in out + err
+    assert err.strip() == ("kafkasim: note: producer property interceptor.classes is not a setting the model has: "
+                           "left out")
+    pasted = json.loads(out)
+    same = predict_json(capsys, tmp_scenario(SCENARIO), "--set", "workload.records=3000", "--set",
+                        "workload.record_size=300", "--set", "workload.throughput=20000", "--set", "acks=1",
+                        "--set", "batch.size=32768", "--set", "linger.ms=7")     # the command line wins on batch.size
+    assert pasted["perf_test"] == same["perf_test"]
+    assert pasted["scenario"]["producer.batch.size"] == 32768
+
+
+def test_a_payload_file_gives_the_record_sizes(capsys, tmp_path):
+    payloads = tmp_path / "payloads.txt"
+    payloads.write_text("a" * 10 + "\n" + "b" * 30 + "\n" + "c" * 20 + "\n")
+    code, out, err = perf_test(capsys, "--num-records", 2000, "--payload-file", payloads, "--throughput", -1,
+                               "--format", "json")
+    assert code == 0, err
+    scenario = json.loads(out)["scenario"]
+    assert (scenario["workload.record_size"], scenario["workload.record_size_max"]) == (20, 30)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--num-records", "10", "--throughput", "-1"], "either --record-size or --payload-file"),
+    (["--num-records", "10", "--throughput", "-1", "--record-size", "10", "--transactional-id", "x"],
+     "the model has no transactions"),
+    (["--num-records", "10", "--throughput", "-1", "--record-size", "10", "--producer-props", "acks"],
+     "--producer-props 'acks': expected key=value"),
+    (["--num-records", "10", "--throughput", "-1", "--record-size", "10", "--producer-props", "acks=maybe"],
+     "producer.acks='maybe' is not allowed"),
+])
+def test_bad_perf_test_input_is_one_line_and_status_2(capsys, argv, words):
+    code, _, err = perf_test(capsys, *argv)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
