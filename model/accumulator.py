@@ -157,7 +157,7 @@ class RecordAccumulator:
 
     def __init__(self, partitions: int, batch_size: int, linger: float, pool: BufferPool, codec: str,
                  compression_ratio: float, record_sizes: np.ndarray, repeat_ratio: float | None = None,
-                 streams: bool = True):
+                 streams: bool = True, delivery_timeout: float = math.inf):
         self.deques: list[deque[ProducerBatch]] = [deque() for _ in range(partitions)]
         self.batch_size = batch_size
         self.linger = linger
@@ -174,6 +174,11 @@ class RecordAccumulator:
         one_size = len(record_sizes) and (record_sizes.strides == (0,) or (record_sizes == record_sizes[0]).all())
         self.fixed_size = int(record_sizes[0]) if one_size else None
         self.muted: set[int] = set()
+        self.delivery_timeout = delivery_timeout     # delivery.timeout.ms, in seconds
+        self.drain_index: dict[int, int] = {}        # per node: the partition its next drain starts from
+        self._node_partitions: dict[int, list[int]] | None = None
+        # Called with each batch expired by ready() before its memory is freed (the Sender fails its records).
+        self.on_expired = lambda batch, now: None
         # Called with the first record of each batch a drain-time split starts: that record's thread would have
         # started the batch (and pays for it, worker.batch_us).
         self.on_split = lambda record_id: None
@@ -221,6 +226,83 @@ class RecordAccumulator:
         return nbytes % self.codec_buffer if self.streams else nbytes
 
     # --- the sender side
+    def ready(self, leaders: list[int], now: float) -> tuple[list[int], float, float]:
+        """RecordAccumulator.ready: the nodes with a sendable batch, when to look again otherwise, and the oldest
+        head batch's creation time. Head batches older than delivery.timeout.ms are expired on the way."""
+        ready, deadline, oldest = [], math.inf, now
+        linger, muted, exhausted = self.linger, self.muted, self.pool.exhausted
+        delivery_timeout = self.delivery_timeout
+        for p, dq in enumerate(self.deques):
+            if not dq or (muted and p in muted):
+                continue
+            head = dq[0]
+            created = head.created
+            if created < oldest:
+                oldest = created
+            if created > now:                          # its first append has not happened yet
+                if created + linger < deadline:
+                    deadline = created + linger
+                continue
+            if now - created > delivery_timeout:
+                self._expire(p, now)
+                if not dq:
+                    continue
+                head = dq[0]                           # what is left is judged like any other batch
+                created = head.created
+                if created > now:
+                    deadline = min(deadline, created + linger)
+                    continue
+            leader = leaders[p]
+            if leader in ready:
+                continue
+            due = created + linger
+            if len(dq) > 1 or head.full_at <= now or due <= now or exhausted:
+                ready.append(leader)
+            else:                                      # (comparisons rather than min(), twice a batch)
+                if head.full_at < due:
+                    due = head.full_at
+                if due < deadline:
+                    deadline = due
+        ready.sort()
+        return ready, deadline, oldest     # (heads made later are younger than `now`)
+
+    def drain(self, leaders: list[int], node: int, max_size: int, now: float) -> tuple[list[ProducerBatch], int]:
+        """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
+        per partition, up to max.request.size (the first batch always goes). Also returns the bytes the Sender
+        compresses closing them."""
+        if self._node_partitions is None:
+            self._node_partitions = {}
+            for p, b in enumerate(leaders):
+                self._node_partitions.setdefault(b, []).append(p)
+        deques, muted = self.deques, self.muted
+        parts = self._node_partitions[node]
+        count = len(parts)
+        start = self.drain_index.get(node, 0)
+        batches, size, compressed = [], 0, 0
+        for step in range(count):
+            p = parts[(start + step) % count]
+            dq = deques[p]
+            if not dq or p in muted or dq[0].created > now:
+                continue
+            head = dq[0]
+            if batches and size + head.estimated_bytes(self.estimator.estimate) > max_size:
+                self.drain_index[node] = (start + step) % count
+                return batches, compressed
+            dq.popleft()
+            compressed += self.close(head, now)
+            batches.append(head)
+            size += head.size_on_wire
+        self.drain_index[node] = (start + 1) % count
+        return batches, compressed
+
+    def _expire(self, partition: int, now: float) -> None:
+        """Batches older than delivery.timeout.ms fail with TimeoutException (their records count as errors)."""
+        dq = self.deques[partition]
+        while dq and dq[0].created <= now and now - dq[0].created > self.delivery_timeout and dq[0].last_append <= now:
+            batch = dq.popleft()
+            self.on_expired(batch, now)
+            self.pool.deallocate(batch.allocated)
+
     def close(self, batch: ProducerBatch, now: float) -> int:
         """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
         of any newer batch, keeping the partition's order); the batch is compressed. Returns the bytes the

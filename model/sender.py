@@ -7,7 +7,6 @@ linger.ms deadline passes, or a request finishes writing.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Generator
 
@@ -37,15 +36,11 @@ class SenderCosts:
 class Sender:
     def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
                  leaders: list[int], host: Host, gil: Slots | None, costs: SenderCosts, acks: str,
-                 max_request_size: int, mute: bool, delivery_timeout: float, jit=None):
+                 max_request_size: int, mute: bool, jit=None):
         self.env = env
         self.acc = accumulator
         self.records = records
-        self.leaders = leaders                      # partition -> broker id
-        self.node_partitions: dict[int, list[int]] = {}
-        for p, b in enumerate(leaders):
-            self.node_partitions.setdefault(b, []).append(p)
-        self.drain_index = {b: 0 for b in self.node_partitions}
+        self.leaders = leaders                      # partition -> broker id (the metadata)
         self.connections: dict[int, Connection] = {}
         self.host = host
         self.gil = gil
@@ -53,8 +48,8 @@ class Sender:
         self.jit = jit                                 # a cold JVM's JitCompiler: its code costs more until compiled
         self.acks = acks
         self.max_request_size = max_request_size
-        self.mute = mute
-        self.delivery_timeout = delivery_timeout
+        self.mute = mute                               # guaranteeMessageOrder: one batch in flight a partition
+        accumulator.on_expired = lambda batch, now: records.fail(batch.record_ids(), now)
         self.responses: list[ProduceRequest] = []
         self.requests: list[ProduceRequest] = []       # every request sent, for the metrics
         self.batches: list[ProducerBatch] = []         # every batch drained, for the metrics
@@ -107,7 +102,7 @@ class Sender:
         now = env.now
         if not (COMPLETE_ASLEEP and self.idle and self.waiting_until > now >= self.free_at and not self.wake.triggered
                 and env.peek() > now and self.host.cpu is None and self.gil is None
-                and not self.acc.pool.waiters and now - self.oldest_head <= self.delivery_timeout):
+                and not self.acc.pool.waiters and now - self.oldest_head <= self.acc.delivery_timeout):
             return False
         muted = self.acc.muted
         if muted and any(batch.partition in muted for batch in request.batches):
@@ -131,13 +126,15 @@ class Sender:
                 responses, self.responses = self.responses, []
                 busy = self._complete(responses)
             now = env.now
-            ready, deadline = self._ready(now)
+            ready, deadline, self.oldest_head = self.acc.ready(self.leaders, now)
             drained, compressing = [], 0        # (compressing: bytes the drained batches compress closing)
             for node in ready:
                 conn = connections[node]
                 if conn.can_send_more(now):
-                    batches, compressed = self._drain(node, now)
+                    batches, compressed = self.acc.drain(self.leaders, node, self.max_request_size, now)
                     compressing += compressed
+                    if self.mute:
+                        self.acc.muted.update(batch.partition for batch in batches)
                     if batches:
                         drained.append((conn, batches))
             if drained:
@@ -189,74 +186,6 @@ class Sender:
         self.busy_seconds += seconds
         return self.host.run(seconds, self.gil)
 
-    def _ready(self, now: float) -> tuple[list[int], float]:
-        """RecordAccumulator.ready: nodes with a sendable batch, and when to look again otherwise."""
-        acc, ready, deadline, oldest = self.acc, [], math.inf, now
-        linger, muted, exhausted = acc.linger, acc.muted, acc.pool.exhausted
-        leaders, delivery_timeout = self.leaders, self.delivery_timeout
-        for p, dq in enumerate(acc.deques):
-            if not dq or (muted and p in muted):
-                continue
-            head = dq[0]
-            created = head.created
-            if created < oldest:
-                oldest = created
-            if created > now:                          # its first append has not happened yet
-                if created + linger < deadline:
-                    deadline = created + linger
-                continue
-            if now - created > delivery_timeout:
-                self._expire(p, now)
-                if not dq:
-                    continue
-                head = dq[0]                           # what is left is judged like any other batch
-                created = head.created
-                if created > now:
-                    deadline = min(deadline, created + linger)
-                    continue
-            leader = leaders[p]
-            if leader in ready:
-                continue
-            due = created + linger
-            if len(dq) > 1 or head.full_at <= now or due <= now or exhausted:
-                ready.append(leader)
-            else:                                      # (comparisons rather than min(), twice a batch)
-                if head.full_at < due:
-                    due = head.full_at
-                if due < deadline:
-                    deadline = due
-        ready.sort()
-        self.oldest_head = oldest      # (heads made later are younger than `now`)
-        return ready, deadline
-
-    def _drain(self, node: int, now: float) -> tuple[list[ProducerBatch], int]:
-        """RecordAccumulator.drainBatchesForOneNode: round-robin from the node's drain index, at most one batch
-        per partition, up to max.request.size (the first batch always goes). Also returns the bytes the Sender
-        compresses closing them."""
-        acc = self.acc
-        deques, muted = acc.deques, acc.muted
-        parts = self.node_partitions[node]
-        count = len(parts)
-        start = self.drain_index[node]
-        batches, size, compressed = [], 0, 0
-        for step in range(count):
-            p = parts[(start + step) % count]
-            dq = deques[p]
-            if not dq or p in muted or dq[0].created > now:
-                continue
-            head = dq[0]
-            if batches and size + head.estimated_bytes(acc.estimator.estimate) > self.max_request_size:
-                self.drain_index[node] = (start + step) % count
-                return batches, compressed
-            dq.popleft()
-            compressed += acc.close(head, now)
-            if self.mute:
-                muted.add(p)
-            batches.append(head)
-            size += head.size_on_wire
-        self.drain_index[node] = (start + 1) % count
-        return batches, compressed
-
     def _send(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
         size, records = REQUEST_HEADER_BYTES, 0
         for b in batches:
@@ -291,11 +220,3 @@ class Sender:
                 self.acc.pool.deallocate(batch.allocated)
                 self.acc.muted.discard(batch.partition)
         return per_batch * nbatches + per_record * nrecords
-
-    def _expire(self, partition: int, now: float) -> None:
-        """Batches older than delivery.timeout.ms fail with TimeoutException (their records count as errors)."""
-        dq = self.acc.deques[partition]
-        while dq and dq[0].created <= now and now - dq[0].created > self.delivery_timeout and dq[0].last_append <= now:
-            batch = dq.popleft()
-            self.records.fail(batch.record_ids(), now)
-            self.acc.pool.deallocate(batch.allocated)

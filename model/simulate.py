@@ -200,7 +200,8 @@ def simulate(s: Scenario, progress=None) -> Result:
         gil = Slots(env, 1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
-                                ratio, records.size, repeat_ratio, streams=not on_sender)
+                                ratio, records.size, repeat_ratio, streams=not on_sender,
+                                delivery_timeout=p.delivery_timeout_ms / 1000.0)
         jit = (JitCompiler(env, host, hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"], hw["jvm.warm_invocations"])
                if library == "java" and (hw["jvm.jit_cpu_ms"] > 0 or hw["jvm.cold_factor"] > 1) else None)
         sender = Sender(env, acc, records, cluster.leaders, host, gil,
@@ -209,8 +210,7 @@ def simulate(s: Scenario, progress=None) -> Result:
                                     compress_seconds(s, codec),
                                     hw.seconds("sender.byte_ns")),
                         p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
-                                                                             p.max_in_flight),
-                        p.delivery_timeout_ms / 1000.0, jit)
+                                                                             p.max_in_flight), jit)
         pool.on_exhausted = sender.wakeup
         nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
         nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
