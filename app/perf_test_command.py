@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from kafkasim.app.predict_command import predict
 from kafkasim.model.scenario import FIELDS, ScenarioError, from_flat, load_scenario, parse_overrides
 
 # Client properties that say how to reach and authenticate to the cluster, not how the producer behaves: taken
@@ -81,7 +82,6 @@ def payload_sizes(path: Path, delimiter: str) -> dict:
 
 
 def cmd_perf_test(args: argparse.Namespace) -> int:
-    from kafkasim.app.cli import predict
     if args.transactional_id or args.transaction_duration_ms:
         raise ScenarioError("--transactional-id / --transaction-duration-ms are not allowed: the model has no "
                             "transactions; leave them out for the same run without them")

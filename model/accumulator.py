@@ -179,6 +179,9 @@ class RecordAccumulator:
         self._node_partitions: dict[int, list[int]] | None = None
         # Called with each batch expired by ready() before its memory is freed (the Sender fails its records).
         self.on_expired = lambda batch, now: None
+        # Where the records a drain split off go: their partition (None), or the partitioner's choice for records
+        # that find their batch drained (the sticky partitioner of 2.4–3.2 moves on then, KIP-480).
+        self.redirect = None
         # Called with the first record of each batch a drain-time split starts: that record's thread would have
         # started the batch (and pays for it, worker.batch_us).
         self.on_split = lambda record_id: None
@@ -305,8 +308,9 @@ class RecordAccumulator:
 
     def close(self, batch: ProducerBatch, now: float) -> int:
         """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
-        of any newer batch, keeping the partition's order); the batch is compressed. Returns the bytes the
-        Sender compresses closing it: none if a Java worker found it full and closed it already."""
+        of any newer batch, keeping the partition's order), or, where the partitioner moves on at a new batch, to
+        the tail of the partition it moves to; the batch is compressed. Returns the bytes the Sender compresses
+        closing it: none if a Java worker found it full and closed it already."""
         full_at = batch.full_at
         closed_by_worker = self.streams and full_at <= now
         tail = batch.split_after(now, self.sizes)
@@ -314,11 +318,15 @@ class RecordAccumulator:
             # The worker's next append would allocate a new batch here. If buffer.memory is exhausted we let
             # the pool run over briefly instead of blocking the worker retroactively (a rare, small error).
             self.pool.force_allocate(batch.allocated)
-            moved = ProducerBatch(batch.partition, batch.allocated)
+            target = batch.partition if self.redirect is None else self.redirect(batch.partition)
+            moved = ProducerBatch(target, batch.allocated)
             for seg in tail:
                 moved.restore(seg, self.sizes)
             moved.full_at = full_at           # the rest of a full batch is full too
-            self.deques[batch.partition].appendleft(moved)
+            if target == batch.partition:
+                self.deques[target].appendleft(moved)
+            else:
+                self.deques[target].append(moved)
             first = tail[0][0]
             self.on_split(int(first if len(tail[0]) == 4 else first[0]))
         batch.drained = now

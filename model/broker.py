@@ -47,8 +47,9 @@ class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
                  network_threads: int, io_threads: int, connections: int, disk: Pipe, replication,
                  rng: np.random.Generator | None = None, background: tuple[float, float] | None = None,
-                 horizon: float = np.inf):
+                 horizon: float = np.inf, extra_latency: float = 0.0):
         self.env = env
+        self.extra_latency = extra_latency    # added to everything it sends (hardware extra_latency_ms)
         self.id = broker_id
         self.host = host
         self.costs = costs

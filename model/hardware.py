@@ -34,6 +34,9 @@ def _fields() -> dict[str, Field]:
         "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "
                        "network.proxy).", 0, 10_000),
         "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s.", 0.001, 10**6),
+        "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
+                               "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
+                               "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
         # worker thread (the thread calling send())
         "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
                                "bookkeeping.", 0, 10**6),
@@ -125,6 +128,18 @@ def _fields() -> dict[str, Field]:
 
 HARDWARE_FIELDS: dict[str, Field] = _fields()
 
+# What one broker may have of its own: hardware.brokers.<id>.<key> overrides <key> for broker <id>.
+PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "extra_latency_ms") + tuple(
+    k for k in HARDWARE_FIELDS if k.startswith("broker."))
+
+
+def per_broker(key: str) -> tuple[int, str] | None:
+    """(broker id, key) for a per-broker hardware key 'brokers.<id>.<key>' (without 'hardware.'), else None."""
+    parts = key.split(".", 2)
+    if len(parts) == 3 and parts[0] == "brokers" and parts[1].isdigit() and parts[2] in PER_BROKER:
+        return int(parts[1]), parts[2]
+    return None
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -137,6 +152,12 @@ class Hardware:
 
     def __getitem__(self, key: str) -> Any:
         return self._map[key]
+
+    def broker(self, b: int) -> "Hardware":
+        """The values broker b runs with: its own overrides (brokers.<b>.<key>) over the cluster's."""
+        own = f"brokers.{b}."
+        mine = {k[len(own):]: v for k, v in self.values if k.startswith(own)}
+        return Hardware(self.profile, tuple(sorted({**self._map, **mine}.items()))) if mine else self
 
     def seconds(self, key: str) -> float:
         value = self._map[key]

@@ -158,7 +158,7 @@ class Connection:
 
     def respond_at(self, request: ProduceRequest, size: int, now: float) -> float:
         end = transfer(self.back_pipes, now, size)
-        arrival = end + self.one_way
+        arrival = end + self.one_way + self.broker.extra_latency
         call_at(self.env, now + (arrival - now), lambda _: self.sender.on_response(request))
         return end
 

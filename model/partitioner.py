@@ -86,6 +86,12 @@ class StickyPartitioner(Partitioner):
     def run(self, n, sizes):
         return int(self.partitions[self.index]), n
 
+    def after_drain(self, partition: int) -> int:
+        """Records that find `partition`'s batch drained start a new batch, so the partitioner moves on first
+        (abortOnNewBatch): the partition they go to."""
+        self.on_new_batch(partition)
+        return int(self.partitions[self.index])
+
     def on_new_batch(self, partition):
         if partition != self.partitions[self.index] or len(self.partitions) == 1:
             return

@@ -114,10 +114,12 @@ class Replication:
         leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
         costs = self.cluster.brokers[leader].costs
         handoff = costs.handoff * leader_host.crowding
+        # A slow broker (extra_latency_ms) delays what it sends: the follower's fetches, the leader's responses.
+        ask, answer = (self.one_way + self.cluster.brokers[b].extra_latency for b in (follower, leader))
         while True:
             size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
             end = transfer([self.cluster.nic_out[follower], self.cluster.nic_in[leader]], env.now, size)
-            yield env.timeout(end - env.now + self.one_way)
+            yield env.timeout(end - env.now + ask)
             for p in partitions:                       # the fetch offset tells the leader what we have
                 self._confirm(p, follower, fetched[p])
             deadline = None
@@ -151,14 +153,14 @@ class Replication:
                 follower_host.busy_seconds += append
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now + read,
                                nbytes + size)
-                yield env.timeout(end - env.now + self.one_way + append + 2 * handoff)
+                yield env.timeout(end - env.now + answer + append + 2 * handoff)
             else:
                 yield from leader_host.run(read)
                 if handoff:          # the fetch's request and response queues on the leader
                     yield env.timeout(2 * handoff)
                 end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now,
                                nbytes + size)
-                yield env.timeout(end - env.now + self.one_way)
+                yield env.timeout(end - env.now + answer)
                 yield from follower_host.run(append)
             self.cluster.brokers[follower].disk.reserve(env.now, nbytes)
             fetched.update(taken)

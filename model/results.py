@@ -75,7 +75,10 @@ class Result:
                 continue
             util = ", ".join(f"{k} {v:.0%}" for k, v in b["utilisation"].items())
             times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
-            lines.append(f"broker {b['id']}: leads {b['leader_partitions']} partitions; {util}")
+            own = "".join(f", {k}={_num(v)}" for k, v in b.get("own_hardware", {}).items())
+            share = b["bytes_in"] / max(1, sum(x["bytes_in"] for x in self.brokers))
+            lines.append(f"broker {b['id']}{own}: leads {b['leader_partitions']} partitions, takes {share:.0%} of the "
+                         f"bytes in; {util}")
             if times:
                 lines.append(f"  Produce {times}")
         lines.append("")
@@ -312,8 +315,12 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     threads = max(1, len(workers))
     conns = [c for _, sender, _, _ in producers for c in sender.connections.values()]
     now = env.now
-    window_full = [c.window_full_seconds + (now - c._full_since if len(c.in_flight) == c.max_in_flight else 0.0)
-                   for c in conns]
+    # The in-flight window is judged per connection that carries traffic: one slow broker's full window limits
+    # the partitions it leads while the others' are idle.
+    used = {id(r.connection) for _, sender, _, _ in producers for r in sender.requests}
+    window_full = {c: c.window_full_seconds + (now - c._full_since if len(c.in_flight) == c.max_in_flight else 0.0)
+                   for c in conns if id(c) in used}
+    fullest = max(window_full, key=window_full.get, default=None)
     lock_wait = sum(wk.lock_wait_seconds for wk in workers)
     pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
     core_wait = sum(wk.core_wait_seconds for wk in workers)
@@ -323,7 +330,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "worker threads": worker_busy / (elapsed * threads),
         "lock contention": lock_wait / (elapsed * threads),
         "buffer memory": pool_wait / (elapsed * threads),
-        "sender in-flight window": _mean(window_full) / elapsed,
+        "sender in-flight window": window_full[fullest] / elapsed if fullest else 0.0,
         "sender thread": sum(snd.busy_seconds for _, snd, _, _ in producers) / (elapsed * len(producers)),
     }
     pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]
@@ -351,7 +358,10 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {leading} "
             f"broker{'s' if leading > 1 else ''} ≈ "
             f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * leading * s.producers:.0f}/s reached "
-            f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"),
+            f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"
+            + (f"; broker {fullest.broker.id}'s connection is full {util['sender in-flight window']:.0%} of the "
+               f"time, the average {_mean(list(window_full.values())) / elapsed:.0%}"
+               if fullest and len(window_full) > 1 else "")),
         "worker threads": (
             f"each send() takes {per_send * 1e6:.2f} us"
             + (f" and the application {per_app * 1e6:.2f} us between sends" if per_app else "")
@@ -388,6 +398,8 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
             util["cpu"] = host.busy_seconds / (elapsed * host.cores)
         util["nic-in"] = cluster.nic_in[b.id].busy_seconds / elapsed
         util["nic-out"] = cluster.nic_out[b.id].busy_seconds / elapsed
+        own = f"hardware.brokers.{b.id}."
         out.append({"id": b.id, "leader_partitions": cluster.leaders.count(b.id), "utilisation": util,
-                    "request_time_ms": times, "bytes_in": b.bytes_in, "offline": b.id in cluster.offline})
+                    "request_time_ms": times, "bytes_in": b.bytes_in, "offline": b.id in cluster.offline,
+                    "own_hardware": {k[len(own):]: v for k, v in s.values if k.startswith(own)}})
     return out

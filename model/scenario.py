@@ -19,7 +19,7 @@ import yaml
 
 from kafkasim.model import clients
 from kafkasim.model.fields import Field, clip, fmt as _fmt, read_mapping
-from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile
+from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile, per_broker
 
 
 class ScenarioError(ValueError):
@@ -366,7 +366,8 @@ def resolve_key(key: str) -> str:
     ending in `.key` (batch.size -> producer.batch.size, partitions -> topic.partitions); otherwise check_key's
     unknown-key error. --set, sweep's --vary and the app take keys through it alike."""
     key = key.strip()
-    if key in FIELDS:
+    if key in FIELDS or key.startswith("hardware.brokers."):
+        check_key(key)
         return key
     if "producer." + key in FIELDS:         # a bare Kafka property is the producer's (compression.type)
         return "producer." + key
@@ -379,9 +380,22 @@ def resolve_key(key: str) -> str:
     return key
 
 
-def check_key(key: str) -> None:
+def field_of(key: str) -> Field:
+    """The field of a flat key; a per-broker hardware key (hardware.brokers.<id>.<key>) has its key's field."""
     if key in FIELDS:
+        return FIELDS[key]
+    own = per_broker(key.removeprefix("hardware.")) if key.startswith("hardware.") else None
+    if own is None:
+        check_key(key)
+    return FIELDS["hardware." + own[1]]
+
+
+def check_key(key: str) -> None:
+    if key in FIELDS or (key.startswith("hardware.brokers.") and per_broker(key.removeprefix("hardware."))):
         return
+    if key.startswith("hardware.brokers."):
+        raise ScenarioError(f"unknown key {clip(key)}: a broker's own hardware is hardware.brokers.<id>.<key>, "
+                            f"<key> one of {', '.join(PER_BROKER_KEYS)}")
     # A bare Kafka producer property is a common slip: suggest its section.
     near = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
     near = near or [k for k in FIELDS if k.endswith("." + key)][:1]
@@ -391,7 +405,7 @@ def check_key(key: str) -> None:
 
 def check_value(key: str, value: Any) -> Any:
     """The value converted to the field's kind, or ScenarioError naming key, value and what is allowed."""
-    f = FIELDS[key]
+    f = field_of(key)
     bad = ScenarioError(f"{key}={clip(value)} is not allowed: expected {f.allowed()}")
     if isinstance(f.kind, tuple):
         text = _kafka_text(value).lower() if not isinstance(value, str) else value.lower()
@@ -437,7 +451,7 @@ def resolve_hardware(inline: dict[str, Any], library: str) -> tuple[Hardware, di
             if key.split(".")[0] in ("name", "description", "provenance", "uncertainty"):
                 continue
             full = "hardware." + key
-            if full not in FIELDS:
+            if full not in FIELDS and not per_broker(key):
                 raise ValueError(f"unknown key {full!r} in hardware profile {name!r}")
             merged[key] = check_value(full, value)
     merged["profile"] = name
@@ -523,6 +537,9 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
     )
 
 
+PER_BROKER_KEYS = ("broker_cores", "nic_mbit", "disk_mb_s", "extra_latency_ms", "broker.*")
+
+
 def _cross_check(s: Scenario) -> None:
     """Kafka's own cross-checks (ProducerConfig) plus the ones the model needs."""
     p = s.producer
@@ -574,6 +591,11 @@ def _cross_check(s: Scenario) -> None:
                        f"{client.version}"))
     checks.append((flat[LEVEL_KEYS["gzip"]] != 0,
                    f"{LEVEL_KEYS['gzip']}=0 is not allowed: -1 (zlib's default) or 1 … 9"))
+    for key in flat:
+        own = per_broker(key.removeprefix("hardware.")) if key.startswith("hardware.brokers.") else None
+        checks.append((own is None or own[0] < s.cluster.brokers,
+                       f"{key} names broker {own and own[0]}, but cluster.brokers={s.cluster.brokers} numbers them "
+                       f"0 … {s.cluster.brokers - 1}"))
     for ok, message in checks:
         if not ok:
             raise ScenarioError(message)

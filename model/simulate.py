@@ -60,58 +60,63 @@ def compress_seconds(s: Scenario, codec: str) -> float:
     return codec_levels.of(s, codec)[0] * s.hardware.seconds(f"compression.{codec}.byte_ns")
 
 
+def broker_costs(s: Scenario, hw) -> BrokerCosts:
+    """One broker's CPU costs from its hardware values (hw: the cluster's, or a broker's own, Hardware.broker)."""
+    codec = s.producer.compression_type
+    broker_codec = s.cluster.broker.compression_type
+    recompress = broker_codec not in ("producer", codec) and not (broker_codec == "uncompressed" and codec == "none")
+    return BrokerCosts(
+        network_request=hw.seconds("broker.network_request_us"),
+        network_byte=hw.seconds("broker.network_byte_ns"),
+        request=hw.seconds("broker.request_us"),
+        batch=hw.seconds("broker.batch_us"),
+        record=hw.seconds("broker.record_us"),
+        byte=hw.seconds("broker.byte_ns"),
+        recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
+                         if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
+        validate_byte=hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
+        service_cv=hw["broker.service_cv"],
+        handoff=hw.seconds("broker.handoff_us"),
+        fetch=hw.seconds("broker.fetch_us"),
+        follower_fetch=hw.seconds("broker.follower_fetch_us"),
+        follower_byte=hw.seconds("broker.follower_byte_ns"),
+    )
+
+
 class Cluster:
-    """Brokers, their hosts and NICs, the partition leaders, and replication."""
+    """Brokers, their hosts and NICs, the partition leaders, and replication. Each broker runs with its own
+    hardware where the scenario gives it (hardware.brokers.<id>.<key>)."""
 
     def __init__(self, env: simpy.Environment, s: Scenario, shared_host: Host | None, rng: np.random.Generator):
-        hw = s.hardware
         self.env = env
         n = s.cluster.brokers
-        self.hosts = [shared_host or Host(env, f"broker-{b}", hw["broker_cores"]) for b in range(n)]
-        nic = hw["nic_mbit"] * MBIT
-        self.nic_in = [Pipe(f"broker-{b} NIC in", nic) for b in range(n)]
-        self.nic_out = [Pipe(f"broker-{b} NIC out", nic) for b in range(n)]
+        hw = [s.hardware.broker(b) for b in range(n)]
+        self.hosts = [shared_host or Host(env, f"broker-{b}", hw[b]["broker_cores"]) for b in range(n)]
+        self.nic_in = [Pipe(f"broker-{b} NIC in", hw[b]["nic_mbit"] * MBIT) for b in range(n)]
+        self.nic_out = [Pipe(f"broker-{b} NIC out", hw[b]["nic_mbit"] * MBIT) for b in range(n)]
         # The topic was created with every broker up; a broker that is down then left each of its partitions'
         # ISR, and the controller moved its leaderships to the next replica in the assignment that is in sync.
         self.offline = set(range(n - s.cluster.offline_brokers, n))
         self.assignment = [[b for b in replicas if b not in self.offline]
                            for replicas in assign_replicas(s.topic.partitions, n, s.topic.replication_factor, rng)]
         self.leaders = [replicas[0] for replicas in self.assignment]
-        codec = s.producer.compression_type
-        broker_codec = s.cluster.broker.compression_type
-        recompress = broker_codec not in ("producer", codec) and not (broker_codec == "uncompressed" and codec == "none")
-        costs = BrokerCosts(
-            network_request=hw.seconds("broker.network_request_us"),
-            network_byte=hw.seconds("broker.network_byte_ns"),
-            request=hw.seconds("broker.request_us"),
-            batch=hw.seconds("broker.batch_us"),
-            record=hw.seconds("broker.record_us"),
-            byte=hw.seconds("broker.byte_ns"),
-            recompress_byte=(hw.seconds(f"compression.{broker_codec}.byte_ns")
-                             if recompress and broker_codec in ("gzip", "snappy", "lz4", "zstd") else 0.0),
-            validate_byte=hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
-            service_cv=hw["broker.service_cv"],
-            handoff=hw.seconds("broker.handoff_us"),
-            fetch=hw.seconds("broker.fetch_us"),
-            follower_fetch=hw.seconds("broker.follower_fetch_us"),
-            follower_byte=hw.seconds("broker.follower_byte_ns"),
-        )
         self.replication = Replication(env, s, self)
         # Partitions per broker beyond ours: each takes housekeeping CPU, and the background ones their own load.
         hosted = [sum(b in replicas for replicas in self.assignment) for b in range(n)]
         bg = s.cluster.background_partitions
-        bg_io = bg * (costs.request + costs.batch + costs.byte * s.cluster.background_bytes)
-        # (a broker that is down has no connections, no threads and no background load)
-        self.brokers = [
-            Broker(env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
-                   s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers,
-                   Pipe(f"broker-{b} disk", hw["disk_mb_s"] * 1e6),
-                   self.replication, np.random.default_rng(rng.integers(2**63)),
-                   (bg_io, (hosted[b] + bg) * hw.seconds("broker.partition_us"))
-                   if (bg or hw["broker.partition_us"]) and b not in self.offline else None,
-                   horizon=s.max_sim_seconds)
-            for b in range(n)
-        ]
+        self.brokers = []
+        for b in range(n):
+            costs = broker_costs(s, hw[b])
+            bg_io = bg * (costs.request + costs.batch + costs.byte * s.cluster.background_bytes)
+            # (a broker that is down has no connections, no threads and no background load)
+            self.brokers.append(Broker(
+                env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
+                s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers,
+                Pipe(f"broker-{b} disk", hw[b]["disk_mb_s"] * 1e6),
+                self.replication, np.random.default_rng(rng.integers(2**63)),
+                (bg_io, (hosted[b] + bg) * hw[b].seconds("broker.partition_us"))
+                if (bg or hw[b]["broker.partition_us"]) and b not in self.offline else None,
+                horizon=s.max_sim_seconds, extra_latency=hw[b].seconds("extra_latency_ms")))
         self.replication.start()   # adds the fetcher threads to the broker hosts
 
 
@@ -253,6 +258,8 @@ def simulate(s: Scenario, progress=None) -> Result:
         keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
         shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
                                               p.adaptive_partitioning, acc.deques)
+        if shared_partitioner.abort_on_new_batch:     # records a drain splits off go where KIP-480 sends them
+            acc.redirect = shared_partitioner.after_drain
         for t, (first_id, count) in enumerate(per_thread):
             partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
                                             keys, p.adaptive_partitioning, None)

@@ -230,3 +230,35 @@ def test_ignoring_keys_batches_keyed_records_like_unkeyed_ones():
     assert ignored.metrics["batch-size-avg"] > 2 * keyed.metrics["batch-size-avg"]     # 14.8 against 6.7 KB
     assert ignored.perf_test["records_per_sec"] > keyed.perf_test["records_per_sec"]
     assert old.metrics["batch-size-avg"] == pytest.approx(keyed.metrics["batch-size-avg"], rel=0.05)
+
+
+def _share(result, broker: int) -> float:
+    return result.brokers[broker]["bytes_in"] / sum(b["bytes_in"] for b in result.brokers)
+
+
+def test_one_slow_broker_draws_the_sticky_partitioners_records_not_the_uniform_ones():
+    """KIP-794's motivation (one of three brokers slower): with the sticky partitioner of 2.4–3.2 a partition's
+    batches fill while they wait for the slow broker, and records that find their batch drained move on to another
+    partition (KIP-480's abortOnNewBatch), so the slow broker's partitions keep records longest and get more of
+    them, which makes it slower still; KIP-794's partitioner (≥ 3.3) switches by bytes produced, and its adaptive
+    mode away from long queues. examples/slow-broker.yaml: broker 1 adds 20 ms to what it sends."""
+    short = {"workload.records": 150_000, "workload.warmup_records": 15_000}
+    sticky = cached(example("slow-broker.yaml", **short))
+    uniform = cached(example("slow-broker.yaml", **short, **{"client.version": "3.9"}))
+    even = cached(example("slow-broker.yaml", **short, **{"hardware.brokers.1.extra_latency_ms": 0}))
+    assert _share(even, 1) == pytest.approx(1 / 3, abs=0.03)
+    assert _share(sticky, 1) > 0.5 and _share(uniform, 1) < 0.36
+    assert sticky.perf_test["p99_ms"] > 10 * uniform.perf_test["p99_ms"]
+    assert sticky.perf_test["records_per_sec"] < 0.85 * uniform.perf_test["records_per_sec"]
+    assert sticky.verdict["bottleneck"] == "sender in-flight window" and "broker 1's connection" in \
+        sticky.verdict["evidence"]
+
+
+def test_a_broker_of_its_own_hardware_is_the_one_that_saturates():
+    """hardware.brokers.<id>.<key> gives one broker its own hardware: a broker with a slow NIC is the busy one."""
+    base = {"cluster.brokers": 3, "topic.partitions": 6, "workload.records": 20000, "workload.record_size": 1000,
+            "producer.acks": "1"}
+    r = cached(scenario({**base, "hardware.brokers.2.nic_mbit": 50}))
+    nic = [b["utilisation"]["nic-in"] for b in r.brokers]
+    assert nic[2] > 5 * max(nic[0], nic[1])
+    assert r.brokers[2]["own_hardware"] == {"nic_mbit": 50.0} and r.brokers[0]["own_hardware"] == {}

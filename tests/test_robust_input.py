@@ -195,3 +195,16 @@ def test_settings_the_model_leaves_out_are_named_when_given():
     out = subprocess.run([sys.executable, "-m", "kafkasim.app.cli", "predict", EXAMPLE, "--set", "retries=5",
                           "--set", "workload.records=5000"], capture_output=True, text=True)
     assert out.returncode == 0 and "kafkasim: note: producer.retries=5 is not modelled" in out.stderr
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("hardware.brokers.3.extra_latency_ms=20", "names broker 3, but cluster.brokers=3 numbers them 0 … 2"),
+    ("hardware.brokers.1.rtt_ms=3", "a broker's own hardware is hardware.brokers.<id>.<key>"),
+    ("hardware.brokers.one.broker_cores=2", "a broker's own hardware is hardware.brokers.<id>.<key>"),
+    ("hardware.brokers.1.extra_latency_ms=-1", "hardware.brokers.1.extra_latency_ms=-1 is not allowed"),
+    ("hardware.brokers.1.broker_cores=nan", "is not allowed"),
+])
+def test_a_brokers_own_hardware_is_checked_like_the_clusters(setting, words):
+    with pytest.raises(ScenarioError, match=None) as err:
+        load_scenario("examples/local-3broker-rf3.yaml", [setting])
+    assert words in str(err.value) and "\n" not in str(err.value)
