@@ -94,7 +94,9 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int 
     """The measured configuration on the profile being fitted, with the parameters under trial: as many records
     as were measured (a short run is mostly a cold start), or at most max_records; with the other processes' load
     measured during the runs, where it was recorded."""
-    flat = {k: v for k, v in obs.scenario.items() if not k.startswith("hardware.")}
+    # (a broker's own hardware, hardware.brokers.*, is the measured cluster's, not the profile's: it stays)
+    flat = {k: v for k, v in obs.scenario.items()
+            if not k.startswith("hardware.") or k.startswith("hardware.brokers.")}
     flat["hardware.profile"] = profile
     if (obs.background_cores or 0) >= QUIET_CORES:
         flat["hardware.background_cores"] = round(obs.background_cores, 2)

@@ -50,9 +50,11 @@ class Observation:
 
     @property
     def emulated(self) -> bool:
-        """Measured through `kafkasim measure`'s network emulation (added RTT or a bandwidth cap, via toxiproxy)."""
+        """Measured through `kafkasim measure`'s network emulation (added RTT, a bandwidth cap or a slow broker,
+        via toxiproxy)."""
         sc = self.scenario
-        return bool(float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0)))
+        return bool(float(sc.get("network.rtt_ms", 0)) or float(sc.get("network.bandwidth_mbit", 0))
+                    or any(k.endswith(".extra_latency_ms") and float(v) for k, v in sc.items()))
 
 
 def _values(runs: list[dict], where: tuple[str, ...]) -> list[float]:

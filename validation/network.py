@@ -3,7 +3,8 @@
     client ns (10.231.K.2) ──veth, tbf both ways──▶ broker ns (10.231.K.1): toxiproxy :base+300+i
                                                           ──▶ broker i's EXTERNAL listener 127.0.0.1:base+200+i
 - bandwidth_mbit: a tbf qdisc on each end of the veth pair (egress both ways);
-- rtt_ms: toxiproxy "latency" toxics, half upstream and half downstream. This kernel has no netem, so delay comes
+- rtt_ms: toxiproxy "latency" toxics, half upstream and half downstream; a slow broker's extra latency
+  (hardware.brokers.<id>.extra_latency_ms) is added downstream on its proxy alone (what it sends the client). This kernel has no netem, so delay comes
   from a proxy; every emulated run goes through the proxy, with 0 ms when only bandwidth is capped, so runs at
   different RTTs share one path.
 Only addresses inside the two namespaces created here are used; destroy() (also registered with atexit) deletes
@@ -57,8 +58,10 @@ def _ip(*args: str, netns: str | None = None, check: bool = True) -> subprocess.
 
 
 class NetworkLab:
-    def __init__(self, rtt_ms: float = 0, bandwidth_mbit: float = 0, tag: str | None = None):
+    def __init__(self, rtt_ms: float = 0, bandwidth_mbit: float = 0, tag: str | None = None,
+                 slow_brokers: dict[int, float] | None = None):
         self.rtt_ms, self.bandwidth_mbit = rtt_ms, bandwidth_mbit
+        self.slow_brokers = slow_brokers or {}
         tag = tag or str(os.getpid() % 100000)
         self.broker_ns, self.client_ns = f"kafkasim-b{tag}", f"kafkasim-c{tag}"
         self.veth_broker, self.veth_client = f"ksb{tag}", f"ksc{tag}"  # interface names: ≤ 15 characters
@@ -120,8 +123,9 @@ class NetworkLab:
                                       start_new_session=True)
         log.close()
         up_ms = int(self.rtt_ms // 2)
-        toxics = [("upstream", up_ms), ("downstream", int(round(self.rtt_ms - up_ms)))]
         for i in range(brokers):
+            toxics = [("upstream", up_ms),
+                      ("downstream", int(round(self.rtt_ms - up_ms + self.slow_brokers.get(i, 0))))]
             for stream, latency in toxics:
                 if latency:
                     self._api_post(f"/proxies/broker{i + 1}/toxics",

@@ -16,11 +16,15 @@ PRIVATE_BASE_PORT = 19092  # clear of `cluster up`'s 9092..
 
 
 def network_of(sc) -> dict:
-    return {"rtt_ms": sc.network.rtt_ms, "bandwidth_mbit": sc.network.bandwidth_mbit}
+    """What the live network must emulate: RTT, a bandwidth cap, and each slow broker's extra latency (a scenario's
+    hardware.brokers.<id>.extra_latency_ms: added to everything that broker sends the client)."""
+    slow = tuple((b, sc.hardware.broker(b)["extra_latency_ms"]) for b in range(sc.cluster.brokers)
+                 if sc.hardware.broker(b)["extra_latency_ms"] > 0)
+    return {"rtt_ms": sc.network.rtt_ms, "bandwidth_mbit": sc.network.bandwidth_mbit, "slow_brokers": slow}
 
 
 def emulated(network: dict) -> bool:
-    return bool(network["rtt_ms"] or network["bandwidth_mbit"])
+    return bool(network["rtt_ms"] or network["bandwidth_mbit"] or network.get("slow_brokers"))
 
 
 class ClusterPool:
@@ -41,7 +45,7 @@ class ClusterPool:
         self.target_: Target | None = None
 
     def target(self, brokers: int, network: dict) -> Target:
-        want = (brokers, network["rtt_ms"], network["bandwidth_mbit"])
+        want = (brokers, network["rtt_ms"], network["bandwidth_mbit"], network.get("slow_brokers", ()))
         if want == self.current and self.target_ is not None:
             return self.target_
         self.close()
@@ -51,7 +55,8 @@ class ClusterPool:
                  + (f" behind {_describe_network(network)}" if emulated(network) else ""))
         if emulated(network):
             from kafkasim.validation.network import NetworkLab
-            self.lab = NetworkLab(rtt_ms=network["rtt_ms"], bandwidth_mbit=network["bandwidth_mbit"])
+            self.lab = NetworkLab(rtt_ms=network["rtt_ms"], bandwidth_mbit=network["bandwidth_mbit"],
+                                  slow_brokers=dict(network.get("slow_brokers", ())))
             self.lab.create()
             self.cluster = Cluster(self.directory, brokers, self.base_port, netns=self.lab.broker_ns,
                                    external_advertised=self.lab.advertised(brokers, self.base_port))
@@ -89,6 +94,8 @@ def _describe_network(network: dict) -> str:
         parts.append(f"+{network['rtt_ms']:g} ms RTT")
     if network["bandwidth_mbit"]:
         parts.append(f"{network['bandwidth_mbit']:g} Mbit/s")
+    for broker, ms in network.get("slow_brokers", ()):
+        parts.append(f"broker {broker} +{ms:g} ms")
     return " and ".join(parts)
 
 
@@ -97,8 +104,8 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
     offline = sc.cluster.offline_brokers
     if bootstrap_server:
         if emulated(network):
-            raise UserError("network.rtt_ms / network.bandwidth_mbit can only be emulated on a cluster kafkasim "
-                            "starts itself; drop --bootstrap-server or set both to 0")
+            raise UserError("network.rtt_ms, network.bandwidth_mbit and a broker's extra_latency_ms can only be "
+                            "emulated on a cluster kafkasim starts itself; drop --bootstrap-server or set them to 0")
         if offline:
             raise stopping_brokers_error(sc, "; drop --bootstrap-server or set it to 0")
         why = unreachable(bootstrap_server)
