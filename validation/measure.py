@@ -64,10 +64,19 @@ class Config:
             raise UserError(str(exc)) from None
 
 
+def warmth(target: Target) -> str:
+    """What a warm-up warms: the cluster at this address as started (a private cluster restarted on the same ports,
+    for another network, is a new one with cold brokers)."""
+    state = getattr(target.nodes, "state", None)
+    return f"{target.bootstrap} {getattr(state, 'cluster_id', '')}"
+
+
 def measured_settings(sc) -> dict:
-    # network.proxy tells the model how a live run emulates the network; it is not a setting of the run
+    # network.proxy tells the model how a live run emulates the network; it is not a setting of the run. A slow
+    # broker's extra latency is (the run emulates it); other hardware is not.
     return {k: v for k, v in sorted(sc.flat().items())
-            if k.startswith(MEASURED) and k != "network.proxy" and LATER_DEFAULTS.get(k, object()) != v}
+            if (k.startswith(MEASURED) or k.startswith("hardware.brokers.") and k.endswith(".extra_latency_ms"))
+            and k != "network.proxy" and LATER_DEFAULTS.get(k, object()) != v}
 
 
 def config_key(settings: dict, client: str, client_version: str) -> str:
@@ -90,7 +99,7 @@ class Measurer:
         props = read_properties(self.command_config) if self.command_config else {}
         self.secrets = secret_values(props)
         self.lib = ensure_kafka()
-        self.warm_clusters: set[str] = set()   # bootstrap addresses whose brokers this Measurer has warmed
+        self.warm_clusters: set[str] = set()   # clusters this Measurer has warmed (warmth(): a restart is cold)
         self.host = None                       # this host's fingerprint, measured before the first run
 
     def say(self, text: str) -> None:
@@ -192,12 +201,12 @@ class Measurer:
             runs, sent, seconds = runs + 1, sent + n, seconds + out.seconds
             if (us := brokers_us(use, out.seconds, n)) is not None:
                 broker_us.append(us)
-            if (total is None or not target.managed or target.bootstrap in self.warm_clusters
+            if (total is None or not target.managed or warmth(target) in self.warm_clusters
                     or seconds >= CLUSTER_WARMUP_SECONDS):
                 break
             # one more run, long enough for the rest of the time at this run's rate
             n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds)))
-        self.warm_clusters.add(target.bootstrap)
+        self.warm_clusters.add(warmth(target))
         rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({_last_line(out.stderr)})"
         what = f"{records} records" if runs == 1 else f"{sent} records in {runs} runs, {seconds:.0f} s"
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""

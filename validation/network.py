@@ -122,15 +122,19 @@ class NetworkLab:
                                       stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       start_new_session=True)
         log.close()
-        up_ms = int(self.rtt_ms // 2)
         for i in range(brokers):
-            toxics = [("upstream", up_ms),
-                      ("downstream", int(round(self.rtt_ms - up_ms + self.slow_brokers.get(i, 0))))]
-            for stream, latency in toxics:
+            for stream, latency in self.toxics(i):
                 if latency:
                     self._api_post(f"/proxies/broker{i + 1}/toxics",
                                    {"name": f"latency_{stream}", "type": "latency", "stream": stream,
                                     "attributes": {"latency": latency, "jitter": 0}})
+
+    def toxics(self, broker: int) -> list[tuple[str, int]]:
+        """The latency (ms) of broker i's proxy each way: half the RTT each, and a slow broker's extra on the way
+        back (what it sends the client)."""
+        up_ms = int(self.rtt_ms // 2)
+        return [("upstream", up_ms),
+                ("downstream", int(round(self.rtt_ms - up_ms + self.slow_brokers.get(broker, 0))))]
 
     def _api_post(self, path: str, body: dict, attempts: int = 50) -> None:
         # The API listens inside the broker namespace: call it from there.
