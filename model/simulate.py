@@ -120,9 +120,10 @@ class Cluster:
         self.replication.start()   # adds the fetcher threads to the broker hosts
 
 
-# Per-record arrays (sizes, times, latencies, segments) and their working copies: measured ≈ 450 bytes a record
-# at a million records (issue: speed on every scenario).
-BYTES_PER_RECORD = 450
+# A run's memory a record: per-record arrays and the batches, requests and segments that carry them. Measured at
+# full length (benchmarks/bench_examples.py, peak RSS less the interpreter's ≈ 60 MB): ≈ 250 bytes a record at
+# most (kontur-2020/XI, vm-2core/03), with a margin.
+BYTES_PER_RECORD = 300
 
 
 def check_memory(records: int) -> None:
