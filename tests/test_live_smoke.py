@@ -344,3 +344,60 @@ def test_a_broker_killed_mid_measurement_is_reported_within_seconds(tmp_path):
         directory = pool.directory
         pool.close()
         assert _processes_mentioning(str(directory.resolve())) == []
+
+
+def _measure_cli(tmp_path, name: str, records: int, throughput: int):
+    """`kafkasim measure` on its own private cluster, in a child process (stderr a pipe, read by the caller)."""
+    import sys
+    scenario = tmp_path / f"{name}.yaml"
+    scenario.write_text(SCENARIO.replace("records: 20000", f"records: {records}")
+                        .replace("throughput: -1", f"throughput: {throughput}"))
+    return subprocess.Popen([sys.executable, "-m", "kafkasim.app.cli", "measure", str(scenario), "--repeat", "1",
+                             "--warmup-records", "0", "--out", str(tmp_path / f"{name}.jsonl")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _cluster_dir(pid: int) -> Path:
+    from kafkasim.validation.kafka_dist import cache_dir
+    return cache_dir() / f"measure-cluster-{pid}"
+
+
+def test_two_measurements_at_once_each_have_their_own_cluster(tmp_path):
+    """Two `kafkasim measure` at once: each starts its own private cluster (own directory, own free ports), both
+    finish with their run stored, and each removes what it started."""
+    import json
+    import time
+    first = _measure_cli(tmp_path, "first", 5000, -1)
+    time.sleep(2)
+    second = _measure_cli(tmp_path, "second", 5000, -1)
+    outs = [proc.communicate(timeout=300) for proc in (first, second)]
+    assert (first.returncode, second.returncode) == (0, 0), [err[-600:] for _, err in outs]
+    ports = [re.search(r"on ports (\d+)", out + err)[1] for out, err in outs]
+    assert ports[0] != ports[1]
+    for name, proc in (("first", first), ("second", second)):
+        runs = [json.loads(line) for line in (tmp_path / f"{name}.jsonl").read_text().splitlines()]
+        assert len(runs) == 1 and runs[0]["ok"]
+        assert not _cluster_dir(proc.pid).exists() and _processes_mentioning(str(_cluster_dir(proc.pid))) == []
+
+
+def test_a_closed_terminal_stops_the_measurement_and_its_cluster(tmp_path):
+    """SIGHUP (the terminal closed) mid-run: measure exits 130 and its private broker is stopped and removed, as on
+    Ctrl-C."""
+    import signal
+    import time
+    proc = _measure_cli(tmp_path, "hup", 200_000, 5000)       # a 40-s run
+    directory = _cluster_dir(proc.pid)
+    try:
+        deadline = time.monotonic() + 120
+        while not _processes_mentioning(str(directory)) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        assert _processes_mentioning(str(directory)), "the private broker never started"
+        time.sleep(8)                        # the broker is up and the run under way
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=90)
+        assert proc.returncode == 130, err[-600:]
+        assert "interrupted" in err
+        assert _processes_mentioning(str(directory)) == [] and not directory.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
