@@ -151,7 +151,7 @@ SECTIONS = sorted({k.split(".")[0] for k in FIELDS})
 # The frozen scenario object.
 
 @dataclass(frozen=True)
-class Client:
+class ClientConfig:
     library: str
     version: str
 
@@ -162,7 +162,7 @@ class Client:
 
 
 @dataclass(frozen=True)
-class Producer:
+class ProducerConfig:
     acks: str                     # "0", "1" or "all"
     batch_size: int
     linger_ms: float
@@ -182,7 +182,7 @@ class Producer:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadConfig:
     records: int
     seconds: float
     warmup_records: int
@@ -197,7 +197,7 @@ class Workload:
 
 
 @dataclass(frozen=True)
-class Topic:
+class TopicConfig:
     name: str
     partitions: int
     replication_factor: int
@@ -205,7 +205,7 @@ class Topic:
 
 
 @dataclass(frozen=True)
-class Broker:
+class BrokerConfig:
     num_network_threads: int
     num_io_threads: int
     queued_max_requests: int
@@ -217,16 +217,16 @@ class Broker:
 
 
 @dataclass(frozen=True)
-class Cluster:
+class ClusterConfig:
     brokers: int
     offline_brokers: int
     background_partitions: int
     background_bytes: int
-    broker: Broker
+    broker: BrokerConfig
 
 
 @dataclass(frozen=True)
-class Network:
+class NetworkConfig:
     rtt_ms: float
     bandwidth_mbit: float
     proxy: bool = False
@@ -237,14 +237,14 @@ class Scenario:
     name: str
     description: str
     seed: int
-    client: Client
+    client: ClientConfig
     producers: int
     threads: int
-    producer: Producer
-    workload: Workload
-    topic: Topic
-    cluster: Cluster
-    network: Network
+    producer: ProducerConfig
+    workload: WorkloadConfig
+    topic: TopicConfig
+    cluster: ClusterConfig
+    network: NetworkConfig
     hardware: Hardware
     max_sim_seconds: float
     max_chunk: int
@@ -512,7 +512,7 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
             kwargs[f.name] = v[key] if key in v else v[f"{prefix}.{f.name}"]
         return cls(**kwargs)
 
-    producer = section(Producer, "producer", {
+    producer = section(ProducerConfig, "producer", {
         "max_in_flight": "max.in.flight.requests.per.connection",
         "adaptive_partitioning": "partitioner.adaptive.partitioning.enable",
         "availability_timeout_ms": "partitioner.availability.timeout.ms",
@@ -520,15 +520,15 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
     })
     return Scenario(
         name=v["name"], description=v["description"], seed=v["seed"],
-        client=Client(v["client.library"], v["client.version"]),
+        client=ClientConfig(v["client.library"], v["client.version"]),
         producers=v["producers"], threads=v["threads"],
         producer=producer,
-        workload=section(Workload, "workload"),
-        topic=section(Topic, "topic", {"min_insync_replicas": "min.insync.replicas",
+        workload=section(WorkloadConfig, "workload"),
+        topic=section(TopicConfig, "topic", {"min_insync_replicas": "min.insync.replicas",
                                        "replication_factor": "replication.factor"}),
-        cluster=Cluster(v["cluster.brokers"], v["cluster.offline_brokers"], v["cluster.background_partitions"],
-                        v["cluster.background_bytes"], section(Broker, "cluster.broker")),
-        network=Network(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
+        cluster=ClusterConfig(v["cluster.brokers"], v["cluster.offline_brokers"], v["cluster.background_partitions"],
+                              v["cluster.background_bytes"], section(BrokerConfig, "cluster.broker")),
+        network=NetworkConfig(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],
