@@ -24,7 +24,7 @@ from kafkasim.model.scenario import load_scenario
 batches = []
 build = sim.build_result
 def counting(s, env, records, producers, *rest):
-    batches.append(sum(len(sender.batches) for _, sender, _, _ in producers))
+    batches.append(sum(len(producer.sender.batches) for producer in producers))
     return build(s, env, records, producers, *rest)
 sim.build_result = counting
 scenario = load_scenario(sys.argv[1], sys.argv[2:])

@@ -256,6 +256,7 @@ def timeline(batches: dict[str, np.ndarray], requests: dict[str, np.ndarray], en
 
 
 def build_result(s, env, records, producers, cluster, shared_host, runtime: float) -> Result:
+    senders, accumulators = [p.sender for p in producers], [p.accumulator for p in producers]
     send_start, completed = records.send_start, records.completed
     sent_mask = ~np.isnan(send_start)
     w = s.workload
@@ -278,18 +279,18 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
                             _int_mean(records.value_size) if len(records) else 0.0)
 
     # The metrics cover the steady part of the run, like the throughput: batches and requests from its start.
-    batches, _ = columns([b for _, sender, _, _ in producers for b in sender.batches], BATCH_COLUMNS, "drained", start)
-    requests, steady_requests = columns([r for _, sender, _, _ in producers for r in sender.requests], REQUEST_COLUMNS,
+    batches, _ = columns([b for sender in senders for b in sender.batches], BATCH_COLUMNS, "drained", start)
+    requests, steady_requests = columns([r for sender in senders for r in sender.requests], REQUEST_COLUMNS,
                                         "created", start)
     answered = requests["completed"]
     # (summed by Python's sum, in request order, as the figure always was)
     in_flight = sum((np.where(np.isnan(answered), end, np.minimum(answered, end)) - requests["created"]).tolist())
-    pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
-    sender_busy = sum(sender.busy_seconds for _, sender, _, _ in producers) / max(1, s.producers)
+    pool_wait = sum(acc.pool.wait_seconds for acc in accumulators)
+    sender_busy = sum(sender.busy_seconds for sender in senders) / max(1, s.producers)
     failed = int((records.failed & steady).sum())
     metrics = producer_metrics(batches, requests, elapsed, pool_wait / max(1, s.producers), sender_busy, failed,
                                in_flight / max(1, s.producers))
-    workers = [wk for _, _, wks, _ in producers for wk in wks]
+    workers = [wk for producer in producers for wk in producer.workers]
     sent = int(sent_mask.sum())
     worker_latency = sum(wk.send_seconds for wk in workers) / max(1, sent) * 1e6
 
@@ -312,17 +313,18 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
 
 def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, workers) -> tuple[dict, dict]:
     """Busy fractions of every resource that can limit throughput, and the facts behind each."""
+    senders, accumulators = [p.sender for p in producers], [p.accumulator for p in producers]
     threads = max(1, len(workers))
-    conns = [c for _, sender, _, _ in producers for c in sender.connections.values()]
+    conns = [c for sender in senders for c in sender.connections.values()]
     now = env.now
     # The in-flight window is judged per connection that carries traffic: one slow broker's full window limits
     # the partitions it leads while the others' are idle.
-    used = {id(r.connection) for _, sender, _, _ in producers for r in sender.requests}
+    used = {id(r.connection) for sender in senders for r in sender.requests}
     window_full = {c: c.window_full_seconds + (now - c._full_since if len(c.in_flight) == c.max_in_flight else 0.0)
                    for c in conns if id(c) in used}
     fullest = max(window_full, key=window_full.get, default=None)
     lock_wait = sum(wk.lock_wait_seconds for wk in workers)
-    pool_wait = sum(acc.pool.wait_seconds for acc, _, _, _ in producers)
+    pool_wait = sum(acc.pool.wait_seconds for acc in accumulators)
     core_wait = sum(wk.core_wait_seconds for wk in workers)
     # A worker waiting for a core is held back by the host's CPU, not by its own work.
     worker_busy = sum(wk.send_seconds + wk.app_seconds for wk in workers) - lock_wait - pool_wait - core_wait
@@ -331,7 +333,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "lock contention": lock_wait / (elapsed * threads),
         "buffer memory": pool_wait / (elapsed * threads),
         "sender in-flight window": window_full[fullest] / elapsed if fullest else 0.0,
-        "sender thread": sum(snd.busy_seconds for _, snd, _, _ in producers) / (elapsed * len(producers)),
+        "sender thread": sum(sender.busy_seconds for sender in senders) / (elapsed * len(producers)),
     }
     pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]
     if pipes:
@@ -343,7 +345,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             util[key] = max(util.get(key, 0.0), v)
     hosts = {id(h): h for h in [shared_host] if h} or {}
     if not hosts:
-        hosts = {id(h): h for _, _, _, h in producers}
+        hosts = {id(h): h for h in (producer.host for producer in producers)}
         hosts.update({id(h): h for h in cluster.hosts})
     cpu = [h.busy_seconds / (elapsed * h.cores) for h in hosts.values() if h.cores > 0]
     if cpu:

@@ -1,9 +1,9 @@
 """simulate(scenario) -> Result: wire the components for one scenario, run them, and measure.
 
-The wiring follows a real deployment: each producer instance has its worker threads, a RecordAccumulator with its
-BufferPool, a Sender and one connection per broker; brokers lead the topic's partitions. Hosts own the cores that
-every thread's work runs on: one host per producer and per broker, or a single shared host when
-hardware.colocated_cores is set.
+The wiring follows a real deployment: each producer instance (producer.KafkaProducer) has its worker threads, a
+RecordAccumulator with its BufferPool, a Sender and one connection per broker; brokers lead the topic's partitions.
+Hosts own the cores that every thread's work runs on: one host per producer and per broker, or a single shared
+host when hardware.colocated_cores is set.
 """
 from __future__ import annotations
 
@@ -15,22 +15,14 @@ import numpy as np
 import numpy.random    # (numpy loads it lazily: imported here, not inside the first simulate())
 import simpy
 
-from kafkasim.model import clients, codec_levels
-from kafkasim.model.accumulator import RecordAccumulator, record_bytes
+from kafkasim.model.accumulator import record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
-from kafkasim.model.buffer_pool import BufferPool
-from kafkasim.model.host import ContendedLock, Host, Pipe, Slots, add_background
-from kafkasim.model.jit import JitCompiler
-from kafkasim.model.network import Connection
-from kafkasim.model.partitioner import make_partitioner
+from kafkasim.model.host import Host, Pipe, add_background
+from kafkasim.model.producer import MBIT, KafkaProducer
 from kafkasim.model.records import Records
 from kafkasim.model.replication import Replication, assign_replicas
 from kafkasim.model.results import Result, build_result
 from kafkasim.model.scenario import Scenario, ScenarioError
-from kafkasim.model.sender import Sender, SenderCosts
-from kafkasim.model.worker import WorkerCosts, WorkerThread, throttle_release_times
-
-MBIT = 1e6 / 8
 
 
 def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -39,25 +31,6 @@ def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
         low = 2 * w.record_size - w.record_size_max
         return rng.integers(low, w.record_size_max + 1, size=n)
     return np.broadcast_to(np.int64(w.record_size), n)      # one size: a read-only view, no array to fill
-
-
-def compression_ratio(s: Scenario, codec: str) -> tuple[float, float | None]:
-    """The codec's ratio on a batch's first record, and on the others when they repeat it (payload: repeated), at
-    the producer's level."""
-    if codec == "none":
-        return 1.0, None
-    level = codec_levels.of(s, codec)[1]
-    if s.workload.payload == "repeated":
-        return (level * s.hardware[f"compression.{codec}.ratio.random-letters"],
-                s.hardware[f"compression.{codec}.ratio.repeated"])
-    return level * s.hardware[f"compression.{codec}.ratio.{s.workload.payload}"], None
-
-
-def compress_seconds(s: Scenario, codec: str) -> float:
-    """The producer's CPU per uncompressed byte with its codec, at its level (0 without one)."""
-    if codec == "none":
-        return 0.0
-    return codec_levels.of(s, codec)[0] * s.hardware.seconds(f"compression.{codec}.byte_ns")
 
 
 def broker_costs(s: Scenario, hw) -> BrokerCosts:
@@ -173,10 +146,8 @@ def simulate(s: Scenario, progress=None) -> Result:
     env = simpy.Environment()
     streams = _streams(s.seed)
     rng = lambda: np.random.default_rng(next(streams))    # one stream per component, in a fixed order
-    hw, p, w = s.hardware, s.producer, s.workload
-
-    records_per_producer = w.records
-    total = records_per_producer * s.producers
+    hw, w = s.hardware, s.workload
+    total = w.records * s.producers
     check_memory(total)
     values = record_sizes(s, rng(), total)
     records = Records(env, values, record_bytes(values, w.key_size) if total else values)
@@ -184,99 +155,11 @@ def simulate(s: Scenario, progress=None) -> Result:
     shared = (add_background(Host(env, "shared", hw["colocated_cores"]), hw["background_cores"])
               if hw["colocated_cores"] > 0 else None)
     cluster = Cluster(env, s, shared, rng())
-    proxy = hw["proxy_ms"] if s.network.proxy else 0.0
-    one_way = (hw["rtt_ms"] + s.network.rtt_ms + proxy) / 2000.0
-    # A proxy terminates the client's TCP connection next to it: its window sees only the hosts' own RTT.
-    window_rtt = hw["rtt_ms"] / 1000.0 if s.network.proxy else 2 * one_way
     link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
                 Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
+    producers = [KafkaProducer(env, s, k, records, cluster, shared, rng, link_cap) for k in range(s.producers)]
 
-    library = s.client.library
-    kind = (clients.partitioner_name(library, s.client.version) if w.partition_choice == "partitioner"
-            else w.partition_choice)     # the application's own choice: explicit partitions
-    codec = p.compression_type
-    ratio, repeat_ratio = compression_ratio(s, codec)
-    on_sender = clients.compresses_on_sender(library)
-    # Linux doubles SO_SNDBUF for its bookkeeping; -1 leaves it to autotuning (up to ≈ 4 MiB).
-    send_buffer = 2 * p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20
-    connect = hw.seconds("sender.connect_ms") + 4 * one_way if hw["sender.connect_ms"] > 0 else 0.0
-    producers = []
-    for k in range(s.producers):
-        host = shared or add_background(Host(env, f"client-{k}", hw["client_cores"]), hw["background_cores"])
-        gil = Slots(env, 1) if library == "kafka-python" else None   # one GIL per process
-        pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
-        acc = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
-                                ratio, records.size, repeat_ratio, streams=not on_sender,
-                                delivery_timeout=p.delivery_timeout_ms / 1000.0)
-        jit = (JitCompiler(env, host, hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"], hw["jvm.warm_invocations"])
-               if library == "java" and (hw["jvm.jit_cpu_ms"] > 0 or hw["jvm.cold_factor"] > 1) else None)
-        sender = Sender(env, acc, records, cluster.leaders, host, gil,
-                        SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
-                                    hw.seconds("sender.record_us"),
-                                    compress_seconds(s, codec),
-                                    hw.seconds("sender.byte_ns")),
-                        p.acks, p.max_request_size, clients.mutes_partitions(library, p.enable_idempotence,
-                                                                             p.max_in_flight), jit)
-        pool.on_exhausted = sender.wakeup
-        nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
-        nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
-        for b, broker in enumerate(cluster.brokers):
-            if b in cluster.offline:
-                continue
-            # A TCP connection carries at most one window per round trip.
-            window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / window_rtt)] if window_rtt > 0 else []
-            out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]
-            back = [cluster.nic_out[b]] + (link_cap[1:] if link_cap else []) + [nic_in]
-            conn = Connection(env, k * len(cluster.brokers) + b, broker, out, back, one_way, p.max_in_flight,
-                              send_buffer, sender, connect)
-            sender.connections[b] = conn
-            broker.serve(conn, p.acks)
-        costs = WorkerCosts(
-            record=hw.seconds("worker.record_us"), byte=hw.seconds("worker.byte_ns"),
-            compress_byte=0.0 if on_sender else compress_seconds(s, codec),
-            lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
-            contention=hw.seconds("worker.contention_us"),
-            metadata_contention=hw.seconds("worker.metadata_contention_us"),
-            transfer=hw.seconds("worker.transfer_us"), app=hw.seconds("worker.app_us"),
-            batch=hw.seconds("worker.batch_us"),
-            # waitOnMetadata: connect (TCP handshake), ApiVersions and Metadata are a round trip each
-            first_send=(hw.seconds("worker.first_send_ms") + 6 * one_way) if hw["worker.first_send_ms"] > 0 else 0.0)
-        host.add_threads(s.threads + 1)     # worker threads and the Sender
-        many = s.threads > 1
-        partition_locks = ([ContendedLock(env, costs.lock, costs.contention, costs.transfer)
-                            for _ in range(s.topic.partitions)]
-                           if many else None)
-        metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
-        workers = []
-        # The producer's records split as np.array_split would: the first `extra` threads take one more.
-        each, extra = divmod(records_per_producer, s.threads)
-        counts = [each + (t < extra) for t in range(s.threads)]
-        firsts = k * records_per_producer + np.cumsum([0] + counts[:-1])
-        per_thread = [(int(first) if count else 0, count) for first, count in zip(firsts, counts)]
-        rate = w.throughput / s.threads if w.throughput > 0 else -1
-        # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
-        # partitioner.ignore.keys: the ≥ 3.3 partitioner (uniform-sticky) then places keyed records as unkeyed ones
-        keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
-        shared_partitioner = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
-                                              p.adaptive_partitioning, acc.deques)
-        if shared_partitioner.abort_on_new_batch:     # records a drain splits off go where KIP-480 sends them
-            acc.redirect = shared_partitioner.after_drain
-        for t, (first_id, count) in enumerate(per_thread):
-            partitioner = (make_partitioner(kind, list(range(t, s.topic.partitions, s.threads)), rng(), p.batch_size,
-                                            keys, p.adaptive_partitioning, None)
-                           if kind == "per-thread" else shared_partitioner)
-            workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", first_id, count,
-                                        throttle_release_times(count, rate),
-                                        records, acc, partitioner, sender, host, gil, costs, partition_locks,
-                                        metadata_lock, w.seconds if w.seconds > 0 else np.inf,
-                                        s.max_chunk, jit))
-        if costs.batch:     # a batch a drain-time split starts is paid for by the thread whose records it holds
-            busy = [wk for wk in workers if wk.count]
-            acc.on_split = lambda record, busy=busy, firsts=np.array([wk.first_id for wk in busy]): \
-                busy[int(np.searchsorted(firsts, record, "right")) - 1].owe_batch()
-        producers.append((acc, sender, workers, host))
-
-    stop_workers = env.all_of([wk.process for _, _, wks, _ in producers for wk in wks])
+    stop_workers = env.all_of([wk.process for producer in producers for wk in producer.workers])
     # The run keeps nearly everything it makes (batches, requests, record runs) until it ends, and what it drops
     # is freed by reference counting: the cyclic garbage collector would only walk the growing heap again and
     # again (2-8 % of a run). It pauses for the run; the run's objects are collected as usual afterwards.

@@ -69,7 +69,7 @@ class Run:
 
     @property
     def senders(self):
-        return [snd for _, snd, _, _ in self.producers]
+        return [producer.sender for producer in self.producers]
 
     @property
     def batches(self):

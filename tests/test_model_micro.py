@@ -290,7 +290,7 @@ def test_a_cold_jvm_runs_each_path_slower_until_it_has_run_often():
     assert cold.senders[0].busy_seconds == pytest.approx(50e-6 * (requests + 1000 * (1 - np.exp(-requests / 500))),
                                                          rel=1e-9)
     assert warm.senders[0].busy_seconds == pytest.approx(50e-6 * len(warm.requests), rel=1e-9)
-    host = lambda run: run.producers[0][3]
+    host = lambda run: run.producers[0].host
     assert host(cold).busy_seconds - host(warm).busy_seconds > 0.020
 
 
@@ -313,7 +313,7 @@ def test_java_compresses_each_codec_buffer_on_the_worker_and_the_rest_where_the_
     total = sum(b.bytes for b in c.batches)
     sender = sum(b.bytes % (16 << 10) for b in on_sender)
     assert (sender == total) == sender_closes_all
-    _, sender_thread, _, host = c.producers[0]
+    sender_thread, host = c.producers[0].sender, c.producers[0].host
     assert sender_thread.busy_seconds == pytest.approx(100e-9 * sender, rel=1e-9)
     assert host.busy_seconds - sender_thread.busy_seconds == pytest.approx(100e-9 * (total - sender), rel=1e-9)
 
@@ -344,7 +344,7 @@ def test_background_load_takes_its_share_of_the_cores_it_shares():
     loaded = capture(scenario(shared, **{"hardware.background_cores": 1.0}))
     ratio = loaded.result.perf_test["records_per_sec"] / alone
     assert 0.5 < ratio < 0.85, ratio
-    host = loaded.producers[0][3]
+    host = loaded.producers[0].host
     assert host.busy_seconds > 0.95 * 2 * loaded.env.now                 # the two cores stayed busy throughout
 
 
