@@ -146,10 +146,10 @@ def with_records(base: Scenario, total_records: int | None) -> tuple[Scenario, s
     per = max(1, int(total_records) // base.producers)
     if per >= w.records:
         return base, f"each configuration simulates {w.records} records per producer (the scenario's own count)"
-    warm = int(w.warmup_records * per / w.records)
-    s = base.replace(**{"workload.records": per, "workload.warmup_records": warm})
-    return s, (f"each configuration simulates {per} records per producer ({warm} warm-up), scaled down from the "
-               f"scenario's {w.records}: quicker, but a shorter run's figures are more its start's than predict's")
+    s = base.shortened(per)
+    return s, (f"each configuration simulates {per} records per producer ({s.workload.warmup_records} warm-up), "
+               f"scaled down from the scenario's {w.records}: quicker, but a shorter run's figures are more its "
+               f"start's than predict's")
 
 
 def point_scenarios(base: Scenario, points: Sequence[dict[str, Any]]) -> list[Scenario]:

@@ -39,11 +39,11 @@ def capped(s: Scenario, cap: int, sim_seconds: float = DEFAULT_SIM_SECONDS) -> t
         limit = min(limit, max(MIN_RECORDS, int(w.throughput * sim_seconds)))
     if w.records <= limit:
         return s, None
-    warmup = w.warmup_records * limit // w.records
-    note = (f"Simulating {limit:,} of the scenario's {w.records:,} records per producer (warm-up {warmup:,}): "
-            f"quicker, but mostly the run's start, not what `kafkasim predict` gives; set the record cap to 0 for "
-            f"the full run.")
-    return s.replace(**{"workload.records": limit, "workload.warmup_records": warmup}), note
+    short = s.shortened(limit)
+    note = (f"Simulating {limit:,} of the scenario's {w.records:,} records per producer (warm-up "
+            f"{short.workload.warmup_records:,}): quicker, but mostly the run's start, not what `kafkasim predict` "
+            f"gives; set the record cap to 0 for the full run.")
+    return short, note
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -54,9 +54,7 @@ def band(scenario: Scenario, point: dict | None = None, draws: int = 8, level: f
         return None
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(66)[-1])
     records = min(scenario.workload.records, max_records)
-    # the warm-up shortened in proportion, so it stays a part of the run
-    warmup = scenario.workload.warmup_records * records // max(1, scenario.workload.records)
-    base = scenario.replace(**{"workload.records": records, "workload.warmup_records": warmup})
+    base = scenario.shortened(records) if records < scenario.workload.records else scenario
     scale = dict.fromkeys(FIGURES, 1.0)
     if point is not None and base.workload.records < scenario.workload.records:
         short = simulate(base).perf_test

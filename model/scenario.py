@@ -282,6 +282,13 @@ class Scenario:
                            f"for any value")
         return out
 
+    def shortened(self, records: int) -> "Scenario":
+        """The scenario with `records` records per producer (fewer than its own) and its warm-up shortened in
+        proportion, so the warm-up stays the same part of the run: the one rule for a quicker, shorter run."""
+        w = self.workload
+        return self.replace(**{"workload.records": records,
+                               "workload.warmup_records": w.warmup_records * records // max(1, w.records)})
+
     def replace(self, **overrides: Any) -> "Scenario":
         """A new scenario with flat keys overridden, e.g. replace(**{"producer.batch.size": 65536}). What was
         resolved from the keys given (a client version's defaults, a hardware profile's values) is resolved again:

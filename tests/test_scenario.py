@@ -346,3 +346,11 @@ def test_replace_resolves_a_new_profile_or_client_version_again():
     assert s.producer.linger_ms == 5.0                                      # Java 4.x's default
     assert s.replace(**{"client.version": "2.4"}).producer.linger_ms == 0.0  # 2.4's
     assert s.replace(**{"producer.batch.size": 65536}).hardware == s.hardware
+
+
+def test_a_shortened_run_keeps_its_warmup_share():
+    """Scenario.shortened is the one rule the app's cap, sweep --records and the band use."""
+    s = from_flat({"workload.records": 1_000_000, "workload.warmup_records": 100_000})
+    short = s.shortened(30_000)
+    assert (short.workload.records, short.workload.warmup_records) == (30_000, 3_000)
+    assert s.shortened(7).workload.warmup_records == 0 and short.producer == s.producer
