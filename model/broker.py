@@ -168,7 +168,7 @@ class Broker:
         _connection loop. Decided at the first send, once everything is wired."""
         return (SERVE_AT_ONCE and acks == "1" and self.costs.service_cv == 0 and self.costs.handoff == 0
                 and all(p is None for p in self.processors) and self.io_threads is None and self.log_locks is None
-                and self.host.cpu is None and not any(state.followers for state in self.replication.parts)
+                and self.host.uncontended() and not any(state.followers for state in self.replication.parts)
                 and all(pipe.users == 1 for pipe in conn.back_pipes))
 
     def serve_at_once(self, conn: Connection, request: ProduceRequest) -> None:

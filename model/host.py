@@ -90,6 +90,11 @@ class Host:
         if 0 < self.cores < self.threads + self.passing and self.cpu is None:
             self.cpu = Slots(self.env, self.cores)
 
+    def uncontended(self, gil: Slots | None = None) -> bool:
+        """Nothing can make work here wait: the host has a core for every thread, and no GIL is in the way. Work
+        is then a plain timeout (or owed arithmetic), the fast paths' common condition."""
+        return self.cpu is None and gil is None
+
     def acquire(self, gil: Slots | None = None) -> Generator:
         """Wait for a core (and, for a Python client, its GIL); returns a token for release()."""
         held = []
@@ -112,7 +117,7 @@ class Host:
         short of the GIL's switch interval anyway)."""
         if seconds <= 0:
             return
-        if self.cpu is None and gil is None:
+        if self.uncontended(gil):
             self.busy_seconds += seconds
             yield self.env.timeout(seconds)
             return

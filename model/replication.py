@@ -147,7 +147,7 @@ class Replication:
             read = costs.fetch + costs.network_request + costs.network_byte * nbytes
             append = (costs.follower_fetch + costs.batch * nbatches
                       + (costs.byte + costs.follower_byte) * nbytes)
-            if leader_host.cpu is None and follower_host.cpu is None:
+            if leader_host.uncontended() and follower_host.uncontended():
                 # No core to wait for: the whole way back is one delay.
                 leader_host.busy_seconds += read
                 follower_host.busy_seconds += append

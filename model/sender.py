@@ -101,7 +101,7 @@ class Sender:
         env = self.env
         now = env.now
         if not (COMPLETE_ASLEEP and self.idle and self.waiting_until > now >= self.free_at and not self.wake.triggered
-                and env.peek() > now and self.host.cpu is None and self.gil is None
+                and env.peek() > now and self.host.uncontended(self.gil)
                 and not self.acc.pool.waiters and now - self.oldest_head <= self.acc.delivery_timeout):
             return False
         muted = self.acc.muted
@@ -149,7 +149,7 @@ class Sender:
                 # (the codecs and the kernel's socket writes: native code, never cold)
                 busy += work + costs.compress_byte * compressing + costs.wire_byte * wire
                 # handle responses and build the requests, then write them
-                if busy > 0 and self.host.cpu is None and self.gil is None:   # (_work without its generator)
+                if busy > 0 and self.host.uncontended(self.gil):   # (_work without its generator)
                     self.busy_seconds += busy
                     self.host.busy_seconds += busy
                     yield env.timeout(busy)
@@ -163,7 +163,7 @@ class Sender:
                     if conn.writable_at() > now:
                         deadline = min(deadline, conn.writable_at())
             if busy:
-                if self.host.cpu is None and self.gil is None:
+                if self.host.uncontended(self.gil):
                     self._owe(busy, now)
                 else:
                     yield from self._work(busy)

@@ -163,7 +163,7 @@ class WorkerThread:
             self.switched = False
             if not isinstance(parts, int):
                 parts = parts[:k]
-            if self.partition_locks is None and self.host.cpu is None and self.gil is None:
+            if self.partition_locks is None and self.host.uncontended(self.gil):
                 # (_append_alone, where there is nothing to wait for, without a generator: most chunks go this way)
                 total = self._chunk_cost(parts, i, k, full)
                 self._append(parts, i, k, env.now + total / k, total / k)
