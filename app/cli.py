@@ -188,9 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kafkasim.app.perf_test_command import add_perf_test_command
     from kafkasim.app.reproduce_command import add_reproduce_command
     from kafkasim.app.sweep_commands import add_sweep_commands
-    from kafkasim.validation.cli import add_commands
+    from kafkasim.app.live_commands import add_live_commands
     add_sweep_commands(sub)
-    add_commands(sub)
+    add_live_commands(sub)
     add_app_command(sub)
     add_reproduce_command(sub)
     add_perf_test_command(sub)

@@ -9,7 +9,7 @@ from pathlib import Path
 from kafkasim.validation.errors import UserError
 
 
-def add_commands(subparsers) -> None:
+def add_live_commands(subparsers) -> None:
     cluster = subparsers.add_parser("cluster", help="start, inspect or stop a local Apache Kafka cluster (KRaft)")
     actions = cluster.add_subparsers(dest="cluster_action", required=True, metavar="up|status|down")
     up = actions.add_parser("up", help="start 1 or 3 combined broker+controller nodes on loopback")
