@@ -185,10 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
                                "gives the difference between sessions and the model's error against it")
     validate.set_defaults(func=cmd_validate)
     from kafkasim.app.app_command import add_app_command
+    from kafkasim.app.live_commands import add_live_commands
     from kafkasim.app.perf_test_command import add_perf_test_command
     from kafkasim.app.reproduce_command import add_reproduce_command
     from kafkasim.app.sweep_commands import add_sweep_commands
-    from kafkasim.app.live_commands import add_live_commands
     add_sweep_commands(sub)
     add_live_commands(sub)
     add_app_command(sub)
