@@ -36,8 +36,9 @@ def _init() -> None:
     if "x_example" in st.session_state:
         return
     params = st.query_params.to_dict()
-    example, edits = ui_scenario.from_query(params)
+    example, edits, unknown = ui_scenario.from_query(params)
     st.session_state.x_load_error = None
+    st.session_state.x_url_unknown = unknown
     try:
         _load_base(example)
     except ScenarioError as exc:
@@ -169,6 +170,9 @@ def render() -> None:
                "Hover a field's (?) for Kafka's description and the client version's default.")
     if st.session_state.get("x_load_error"):
         st.error(st.session_state.x_load_error)
+    if st.session_state.get("x_url_unknown"):
+        st.warning("The link's " + ", ".join(f"`{k}`" for k in st.session_state.x_url_unknown) +
+                   " is not a scenario key: left out (a misspelling?)")
     _sidebar_source()
     error, scenario = None, None
     try:

@@ -22,8 +22,10 @@ def metrics_table(metrics: dict, worker_latency_us: float) -> pd.DataFrame:
 def brokers_table(brokers: list[dict]) -> pd.DataFrame:
     rows = []
     for b in brokers:
+        total = sum(x["bytes_in"] for x in brokers) or 1
         row = {"broker": b["id"], "state": "offline" if b.get("offline") else "up",
-               "leader partitions": b["leader_partitions"]}
+               "own hardware": ", ".join(f"{k}={v:g}" for k, v in b.get("own_hardware", {}).items()),
+               "leader partitions": b["leader_partitions"], "share of bytes in": b["bytes_in"] / total}
         row.update({f"{k} busy": v for k, v in b["utilisation"].items()})
         row.update({f"Produce {k}": v for k, v in b["request_time_ms"].items()})
         rows.append(row)

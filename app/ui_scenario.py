@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from kafkasim.model.fields import parse_mapping
-from kafkasim.model.scenario import FIELDS, ScenarioError, flatten, from_flat, parse_overrides
+from kafkasim.model.scenario import FIELDS, ScenarioError, check_key, flatten, from_flat, parse_overrides
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_EXAMPLE = "kontur-2020/I"
@@ -111,12 +111,24 @@ def to_query(example: str, edits: dict[str, Any], extra: dict[str, str] | None =
     return q
 
 
-def from_query(params: dict[str, str]) -> tuple[str, dict[str, Any]]:
-    """The example and edits a URL carries; unknown parameters are ignored (the scenario check reports bad
-    values)."""
+PAGE_PARAMS = ("example", "cap")       # the URL's own parameters beside the scenario's keys
+
+
+def from_query(params: dict[str, str]) -> tuple[str, dict[str, Any], list[str]]:
+    """The example and edits a URL carries (the scenario check reports bad values), and the parameters that are
+    neither a scenario key nor the page's own (a misspelt key), for the page to name."""
     example = params.get("example", default_example())
-    edits = {k: v for k, v in params.items() if k in FIELDS}
-    return example, edits
+    edits, unknown = {}, []
+    for key, value in params.items():
+        if key in PAGE_PARAMS:
+            continue
+        try:
+            check_key(key)
+        except ScenarioError:
+            unknown.append(key)
+        else:
+            edits[key] = value
+    return example, edits, unknown
 
 
 # --- Compare: a scenario as one line, `example key=value key=value` --------------------------------------------

@@ -365,7 +365,7 @@ def test_a_file_that_is_not_a_scenario_is_one_line_error():
 def test_without_examples_the_app_starts_from_the_field_defaults(monkeypatch, tmp_path):
     monkeypatch.setattr(ui_scenario, "EXAMPLES_DIR", tmp_path / "missing")
     assert ui_scenario.example_names() == []
-    assert ui_scenario.from_query({}) == (ui_scenario.NO_EXAMPLE, {})
+    assert ui_scenario.from_query({}) == (ui_scenario.NO_EXAMPLE, {}, [])
     assert ui_scenario.build(ui_scenario.example_raw(ui_scenario.NO_EXAMPLE), {}).name == FIELDS["name"].default
 
 
@@ -715,3 +715,24 @@ def test_the_apps_default_simulates_every_example_as_predict_does():
         if "snapshots" not in path.parts:
             s = load_scenario(path)
             assert capped(s, DEFAULT_CAP) == (s, None), path
+
+
+def test_a_link_names_its_keys_the_page_left_out():
+    """A misspelt key in a shared link is named on the page; a broker's own hardware key is taken."""
+    at = explore(lazy=True, example="local-3broker-rf3", **{"producer.batch.sise": "1", "workload.records": "5000",
+                                                            "workload.warmup_records": "500",
+                                                            "hardware.brokers.1.extra_latency_ms": "5"})
+    no_traceback(at)
+    assert any("`producer.batch.sise` is not a scenario key" in w.value for w in at.warning)
+    assert not any("hardware.brokers" in w.value for w in at.warning)
+    assert param(at, "hardware.brokers.1.extra_latency_ms") == ["5"]
+
+
+def test_the_brokers_table_shows_a_brokers_own_hardware_and_its_share():
+    from kafkasim.app.ui_charts import brokers_table
+    from kafkasim.model.scenario import load_scenario
+    r = simulate(load_scenario(ROOT / "examples" / "slow-broker.yaml", ["workload.records=20000",
+                                                                         "workload.warmup_records=2000"]))
+    table = brokers_table(r.brokers)
+    assert list(table["own hardware"]) == ["", "extra_latency_ms=20", ""]
+    assert table["share of bytes in"].sum() == pytest.approx(1.0)
