@@ -355,6 +355,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     per_send = sum(wk.send_seconds for wk in workers) / count
     per_app = sum(wk.app_seconds for wk in workers) / count
     leading = len(set(cluster.leaders))     # the brokers the Sender sends to
+    mean_window = _mean(list(window_full.values())) / elapsed if window_full else 0.0
     evidence = {
         "sender in-flight window": (
             f"max request rate 1000/{lat:.1f} ms × {s.producer.max_in_flight} in flight × {leading} "
@@ -362,8 +363,8 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             f"{1000.0 / max(lat, 1e-9) * s.producer.max_in_flight * leading * s.producers:.0f}/s reached "
             f"(request-rate {metrics['request-rate']:.0f}/s, batch-size-avg {metrics['batch-size-avg']:.0f} B)"
             + (f"; broker {fullest.broker.id}'s connection is full {util['sender in-flight window']:.0%} of the "
-               f"time, the average {_mean(list(window_full.values())) / elapsed:.0%}"
-               if fullest and len(window_full) > 1 else "")),
+               f"time, the average {mean_window:.0%}"
+               if fullest and util["sender in-flight window"] > 1.25 * mean_window else "")),
         "worker threads": (
             f"each send() takes {per_send * 1e6:.2f} us"
             + (f" and the application {per_app * 1e6:.2f} us between sends" if per_app else "")
