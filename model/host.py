@@ -220,33 +220,40 @@ class ContendedLock:
         once it is held. With `host`, the holder runs on one of its cores meanwhile: it waits for the lock without
         one (a Java monitor parks its waiters), then for a core while holding the lock (a holder the host is short
         of cores for keeps the others waiting). Returns the seconds it waited for that core."""
-        start = self.env.now
-        yield from wait_for(self.lock, start)
-        self.wait_seconds += self.env.now - start
-        asked = self.env.now
-        core = None if host is None else (yield from host.acquire())
-        core_wait = self.env.now - asked
-        per_record = self.hold + self.contention * len(self.lock.queue)
+        env, lock = self.env, self.lock
+        start = env.now
+        waiting = lock.take(start)
+        if waiting is not None:
+            yield waiting
+        asked = env.now
+        self.wait_seconds += asked - start
+        # (a host with a core for every thread: nothing to wait for, the hold is counted as busy below)
+        core = None if host is None or host.uncontended() else (yield from host.acquire())
+        core_wait = env.now - asked
+        per_record = self.hold + self.contention * len(lock.queue)
         if self.holder is not holder and self.holder is not None:
             # Every record of the hold pays it: threads contending for a deque interleave record by record in
             # Java. (A chunk that merely follows another thread's, uncontended, pays it too: a small overcharge.)
             per_record += self.transfer
         self.holder = holder
         if on_acquire is not None:
-            on_acquire(self.env.now, per_record)
+            on_acquire(env.now, per_record)
         held = records * per_record
-        yield self.env.timeout(held)
-        if self.contention:
+        yield env.timeout(held)
+        if self.contention and lock.queue:
             # Java locks per record: a thread that starts waiting during this chunk slows each record after
             # it arrived, not only the ones after the next acquisition (else chunks hide contention).
-            end, begun = self.env.now, self.env.now - held
-            late = sum(end - max(begun, r.asked_at) for r in self.lock.queue if r.asked_at > begun)
+            end = env.now
+            begun = end - held
+            late = sum(end - max(begun, r.asked_at) for r in lock.queue if r.asked_at > begun)
             if late > 0:
                 held += self.contention * late / per_record
-                yield self.env.timeout(self.contention * late / per_record)
+                yield env.timeout(self.contention * late / per_record)
         self.held_seconds += held
         if core is not None:
             host.release(core, held)
+        elif host is not None:
+            host.busy_seconds += held
         self.lock.give()
         return core_wait
 

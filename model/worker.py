@@ -346,6 +346,9 @@ class WorkerThread:
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
             self._append_range(parts, lo, k, first, spacing, locked)
             return
+        if isinstance(parts, int) and len(positions) == 1:  # one record (a per-record partitioner's usual group)
+            self._append_range(parts, lo + int(positions[0]), 1, first, spacing, locked)
+            return
         # Records spread over partitions (a per-record partitioner): arrays of ids and append times; a partition's
         # lone record is a range of one.
         sizes = self.records.size
