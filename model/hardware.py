@@ -153,10 +153,14 @@ class Hardware:
     def __getitem__(self, key: str) -> Any:
         return self._map[key]
 
+    def own(self, b: int) -> dict[str, Any]:
+        """Broker b's own values (brokers.<b>.<key>), by key."""
+        prefix = f"brokers.{b}."
+        return {k[len(prefix):]: v for k, v in self.values if k.startswith(prefix)}
+
     def broker(self, b: int) -> "Hardware":
-        """The values broker b runs with: its own overrides (brokers.<b>.<key>) over the cluster's."""
-        own = f"brokers.{b}."
-        mine = {k[len(own):]: v for k, v in self.values if k.startswith(own)}
+        """The values broker b runs with: its own overrides over the cluster's."""
+        mine = self.own(b)
         return Hardware(self.profile, tuple(sorted({**self._map, **mine}.items()))) if mine else self
 
     def seconds(self, key: str) -> float:

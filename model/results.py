@@ -401,8 +401,7 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
             util["cpu"] = host.busy_seconds / (elapsed * host.cores)
         util["nic-in"] = cluster.nic_in[b.id].busy_seconds / elapsed
         util["nic-out"] = cluster.nic_out[b.id].busy_seconds / elapsed
-        own = f"hardware.brokers.{b.id}."
         out.append({"id": b.id, "leader_partitions": cluster.leaders.count(b.id), "utilisation": util,
                     "request_time_ms": times, "bytes_in": b.bytes_in, "offline": b.id in cluster.offline,
-                    "own_hardware": {k[len(own):]: v for k, v in s.values if k.startswith(own)}})
+                    "own_hardware": s.hardware.own(b.id)})
     return out

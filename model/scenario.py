@@ -19,7 +19,7 @@ import yaml
 
 from kafkasim.model import clients
 from kafkasim.model.fields import Field, clip, fmt as _fmt, read_mapping
-from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile, per_broker
+from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, PER_BROKER, load_profile, per_broker
 
 
 class ScenarioError(ValueError):
@@ -402,7 +402,8 @@ def check_key(key: str) -> None:
         return
     if key.startswith("hardware.brokers."):
         raise ScenarioError(f"unknown key {clip(key)}: a broker's own hardware is hardware.brokers.<id>.<key>, "
-                            f"<key> one of {', '.join(PER_BROKER_KEYS)}")
+                            f"<key> one of {', '.join(k for k in PER_BROKER if not k.startswith('broker.'))}, "
+                            f"broker.*")
     # A bare Kafka producer property is a common slip: suggest its section.
     near = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
     near = near or [k for k in FIELDS if k.endswith("." + key)][:1]
@@ -542,9 +543,6 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
         values=tuple(sorted(v.items())),
         given=tuple(sorted(given.items())),
     )
-
-
-PER_BROKER_KEYS = ("broker_cores", "nic_mbit", "disk_mb_s", "extra_latency_ms", "broker.*")
 
 
 def _cross_check(s: Scenario) -> None:

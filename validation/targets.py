@@ -18,8 +18,8 @@ PRIVATE_BASE_PORT = 19092  # clear of `cluster up`'s 9092..
 def network_of(sc) -> dict:
     """What the live network must emulate: RTT, a bandwidth cap, and each slow broker's extra latency (a scenario's
     hardware.brokers.<id>.extra_latency_ms: added to everything that broker sends the client)."""
-    slow = tuple((b, sc.hardware.broker(b)["extra_latency_ms"]) for b in range(sc.cluster.brokers)
-                 if sc.hardware.broker(b)["extra_latency_ms"] > 0)
+    extra = [(b, sc.hardware.broker(b)["extra_latency_ms"]) for b in range(sc.cluster.brokers)]
+    slow = tuple((b, ms) for b, ms in extra if ms > 0)
     return {"rtt_ms": sc.network.rtt_ms, "bandwidth_mbit": sc.network.bandwidth_mbit, "slow_brokers": slow}
 
 
