@@ -19,8 +19,7 @@ class Partitioner:
     def __init__(self, partitions: list[int], rng: np.random.Generator):
         self.partitions = np.asarray(partitions)   # the partitions this thread may write
         self.rng = rng
-        # A per-record partitioner with one partition to choose from hands out runs of it like a sticky one.
-        self.only = int(self.partitions[0]) if len(self.partitions) == 1 else None
+        self.only = int(self.partitions[0]) if len(self.partitions) == 1 else None   # the one partition, if so
 
     def run(self, n: int, sizes) -> tuple[int | np.ndarray, int]:
         """(partition or per-record partitions, count) for up to n records; count < n where a switch follows.
@@ -35,42 +34,49 @@ class Partitioner:
         """A record found the batch of `partition` full."""
 
 
-class RoundRobinPartitioner(Partitioner):
+class PerRecordPartitioner(Partitioner):
+    """A partition chosen for every record (records(n)); with one partition to choose from, runs of it."""
+
+    def run(self, n, sizes):
+        if self.only is not None:
+            return self.only, n
+        return self.records(n), n
+
+    def records(self, n: int) -> np.ndarray:
+        """The partitions of the next n records."""
+        raise NotImplementedError
+
+
+class RoundRobinPartitioner(PerRecordPartitioner):
     """≤ 2.3 without a key: a counter from a random start, counter++ % partitions."""
 
     def __init__(self, partitions, rng):
         super().__init__(partitions, rng)
         self.counter = int(rng.integers(len(self.partitions)))
 
-    def run(self, n, sizes):
-        if self.only is not None:
-            return self.only, n
-        return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)], n
+    def records(self, n):
+        return self.partitions[(self.counter + np.arange(n)) % len(self.partitions)]
 
     def commit(self, k, sizes):
         self.counter += k
 
 
-class RandomPartitioner(Partitioner):
+class RandomPartitioner(PerRecordPartitioner):
     """kafka-python's DefaultPartitioner without a key: a random partition per record."""
 
-    def run(self, n, sizes):
-        if self.only is not None:
-            return self.only, n
-        return self.partitions[self.rng.integers(len(self.partitions), size=n)], n
+    def records(self, n):
+        return self.partitions[self.rng.integers(len(self.partitions), size=n)]
 
 
-class KeyedPartitioner(Partitioner):
+class KeyedPartitioner(PerRecordPartitioner):
     """murmur2(key) % partitions, keys drawn uniformly from `keys` distinct values (each hashed to one partition)."""
 
     def __init__(self, partitions, rng, keys: int):
         super().__init__(partitions, rng)
         self.key_partition = self.partitions[rng.integers(len(self.partitions), size=min(keys, 1 << 20))]
 
-    def run(self, n, sizes):
-        if self.only is not None:
-            return self.only, n
-        return self.key_partition[self.rng.integers(len(self.key_partition), size=n)], n
+    def records(self, n):
+        return self.key_partition[self.rng.integers(len(self.key_partition), size=n)]
 
 
 class StickyPartitioner(Partitioner):
