@@ -64,7 +64,7 @@ def _show(plan) -> None:
     cols[3].metric("capacity (records/s)", f"{best['estimated_capacity_rps']:,}",
                    f"{best['estimated_capacity_rps'] / plan.req.target_rps:.2f} × target", delta_color="off")
     st.caption("settings: " + ", ".join(f"`{k}={v}`" for k, v in best["settings"].items()))
-    st.caption(plan.text().splitlines()[0].removeprefix("kafkasim plan: "))    # target, payload, profile
+    st.caption(plan.header())
     rows = [{"": name, **{label: f"{s[key]:,.0f}" if key.endswith("rps") else s[key]       # (as the CLI prints)
                           for key, label in COLUMNS.items()},
              "settings": ", ".join(f"{k.removeprefix('producer.')}={v}" for k, v in s["settings"].items())}

@@ -624,14 +624,19 @@ class Plan:
                        "evaluated": [e.summary() for e in self.evaluations]},
         }
 
-    def text(self) -> str:
+    def header(self) -> str:
+        """What was asked: target, record size, acks, RF, p99 limit, payload, the profile and its provenance."""
         r = self.req
         size = f"{r.record_size} B" if not r.record_size_max else \
             f"{2 * r.record_size - r.record_size_max}–{r.record_size_max} B (mean {r.record_size} B)"
-        lines = [f"kafkasim plan: {r.target_rps:,.0f} records/s of {size}, acks={r.acks}, RF {r.rf}"
-                 + (f", p99 ≤ {_g(r.p99_ms)} ms" if r.p99_ms else "") + f", payload {r.payload}"
-                 + f"; hardware profile {r.profile} ({_provenance(r.profile)})"
-                 + "".join(f"; {k}={v}" for k, v in r.overrides.items()),
+        return (f"{r.target_rps:,.0f} records/s of {size}, acks={r.acks}, RF {r.rf}"
+                + (f", p99 ≤ {_g(r.p99_ms)} ms" if r.p99_ms else "") + f", payload {r.payload}"
+                + f"; hardware profile {r.profile} ({_provenance(r.profile)})"
+                + "".join(f"; {k}={v}" for k, v in r.overrides.items()))
+
+    def text(self) -> str:
+        r = self.req
+        lines = ["kafkasim plan: " + self.header(),
                  f"planned for {r.planned_rps:,.0f} records/s ({r.headroom:.0%} headroom). Each configuration was "
                  f"simulated for {self.sim_seconds:.2f} s of traffic ({r.planned_rps * self.sim_seconds:,.0f} records, "
                  f"a quarter of them warm-up):",
