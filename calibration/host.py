@@ -39,8 +39,8 @@ def boot_id() -> str:
 
 
 def cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafkasim" / "host.json"
+    from kafkasim.model.hardware import cache_dir
+    return cache_dir() / "host.json"
 
 
 def this_host() -> dict | None:

@@ -177,11 +177,15 @@ class Hardware:
 THIS_HOST = "this-host"      # the profile `kafkasim calibrate host` last measured on this machine
 
 
-def this_host_path() -> Path:
-    """Where `kafkasim calibrate host` keeps this machine's profile (in the user's cache directory)."""
+def cache_dir() -> Path:
+    """kafkasim's cache: ~/.cache/kafkasim, or $XDG_CACHE_HOME/kafkasim (Kafka, clients, this host's profile)."""
     import os
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafkasim" / "profiles" / f"{THIS_HOST}.yaml"
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "kafkasim"
+
+
+def this_host_path() -> Path:
+    """Where `kafkasim calibrate host` keeps this machine's profile."""
+    return cache_dir() / "profiles" / f"{THIS_HOST}.yaml"
 
 
 def profile_path(name: str) -> Path:

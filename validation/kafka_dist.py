@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from kafkasim.model.hardware import cache_dir
 from kafkasim.validation.errors import LiveError, UserError
 
 KAFKA_VERSION = "4.3.1"
@@ -68,11 +69,6 @@ def client_release(version: str) -> str:
                         f"{', '.join(CLIENT_RELEASES)}")
     return release
 
-
-def cache_dir() -> Path:
-    """~/.cache/kafkasim, or $XDG_CACHE_HOME/kafkasim."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafkasim"
 
 
 def require_program(name: str, purpose: str) -> str:
