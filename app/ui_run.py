@@ -3,7 +3,9 @@ cap for a quicker, rougher look), with progress on a long run, and a cache keyed
 `values` tuple), so moving a widget back and forth never simulates twice."""
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import streamlit as st
@@ -46,10 +48,25 @@ def capped(s: Scenario, cap: int, sim_seconds: float = DEFAULT_SIM_SECONDS) -> t
     return short, note
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _simulate(values: tuple, _progress=None) -> Result:
-    # Cached on the resolved flat values (hashable, and equal for equal scenarios); results are read-only.
-    return simulate(from_flat(dict(values), source="app"), progress=_progress)
+# Results by the resolved flat values (hashable, and equal for equal scenarios), most recent last; results are
+# read-only. One cache for every session. Not st.cache_resource: it would record the progress bar's updates and
+# replay them on a hit, into a bar the calling page may not have.
+_CACHE: OrderedDict[tuple, Result] = OrderedDict()
+_CACHE_ENTRIES = 64
+_CACHE_LOCK = threading.Lock()
+
+
+def _simulate(values: tuple, progress=None) -> Result:
+    with _CACHE_LOCK:
+        if values in _CACHE:
+            _CACHE.move_to_end(values)
+            return _CACHE[values]
+    result = simulate(from_flat(dict(values), source="app"), progress=progress)
+    with _CACHE_LOCK:
+        _CACHE[values] = result
+        while len(_CACHE) > _CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return result
 
 
 def progress_bar(label: str):
