@@ -82,6 +82,13 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     y = np.array([r["measured"]["sender_cpu_s"] for r in produce])
     costs.update(regress(y, sender, _units(sender)))
 
+    # The client JVM's collector: per record sent (its allocations) and per record-second held (what it copies)
+    collected = [r for r in runs if "gc_cpu_s" in r["measured"] and r["measured"]["errors"] == 0]
+    if collected:
+        gc = {"jvm.gc_record_ns": np.array([float(r["measured"]["records"]) for r in collected]),
+              "jvm.gc_held_us": np.array([float(r["measured"]["held_record_s"]) for r in collected])}
+        costs.update(regress(np.array([r["measured"]["gc_cpu_s"] for r in collected]), gc, _units(gc)))
+
     # The brokers: the leader's network threads, and the rest of its process (I/O threads, the collector, the
     # log's background work) less what an idle broker takes in the same time.
     # The first run's brokers are fresh JVMs still compiling their hot paths: they are left out.
@@ -191,9 +198,13 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
         warm = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
                 + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
         excess = max(0.0, sender - warm)
-        # the model's slowdown 1 + (f − 1)·exp(−i / W) over i requests adds (f − 1)·W·(1 − exp(−requests/W)) of them
-        reach = WARM_INVOCATIONS * (1 - np.exp(-requests / WARM_INVOCATIONS))
-        factor = 1 + excess / (c["sender.request_us"] * US * reach) if c["sender.request_us"] > 0 and reach else 1.0
+        # The model slows each path by 1 + (f − 1)·exp(−i / W) over its i-th run, which adds (f − 1)·W·(1 − exp(−i/W))
+        # runs' cost: a request's building (its request and batch costs), a batch's completion, a record's callback.
+        reach = lambda runs: WARM_INVOCATIONS * (1 - np.exp(-runs / WARM_INVOCATIONS))          # noqa: E731
+        per_request = c["sender.request_us"] + c["sender.batch_us"] * batches / max(1.0, requests)
+        slowed = US * (per_request * reach(requests) + c["sender.batch_us"] * reach(batches)
+                       + c["sender.record_us"] * reach(n))
+        factor = 1 + excess / slowed if slowed > 0 else 1.0
         out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)
         out["jvm.warm_invocations"] = Cost(WARM_INVOCATIONS, 0.0, 0)
     return out

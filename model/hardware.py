@@ -69,6 +69,10 @@ def _fields() -> dict[str, Field]:
                               "jvm.warm_invocations).", 1, 100),
         "jvm.warm_invocations": _f(float, 300.0, "Runs through a thread's path (records for a worker, requests for "
                                    "the Sender) over which its slowdown falls by a factor e.", 0, 10**9),
+        "jvm.gc_record_ns": _f(float, 0.0, "The producer JVM's garbage collector's CPU per record sent (its "
+                               "allocations), on the client host's cores. 0 = not modelled.", 0, 10**7),
+        "jvm.gc_held_us": _f(float, 0.0, "The collector's CPU per second for each record the producer holds (sent, "
+                             "not yet acknowledged: young collections copy what is alive).", 0, 10**6),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),

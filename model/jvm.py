@@ -1,4 +1,4 @@
-"""A freshly started Java producer's JIT warm-up (HotSpot tiered compilation).
+"""A Java producer's JVM: its JIT warm-up (HotSpot tiered compilation) and its garbage collector.
 
 A new JVM runs the producer's code interpreted, then as C1 code with profiling, and only after thousands of
 runs through a method as C2 code, while its compiler threads (C1 and C2) take CPU from the client host's cores.
@@ -17,6 +17,12 @@ requests (1 record each, 2000/s) its CPU per request also kept a slow tail, 2.7�
 and 1.3× at 13,000 (C1 code until C2 takes over). The local-2core profile takes the first: cold 13, e-folding 300
 requests (12 × 300 × ≈ 180 µs ≈ 0.65 CPU-s), and leaves the tail out.
 
+Its collector (G1) works for what the producer allocates and keeps: each record sent allocates its objects
+(the record, its future, the callback), and a young collection copies those still alive, so its CPU grows with the
+records sent and with how many the producer holds and for how long. Measured here (`calibrate host`, the GC
+threads' CPU of HostCosts runs; perf-test runs agree, environment.cpu_during_run.client_threads.gc): ≈ 0.2 us a
+record plus ≈ 1.7 us a second for each record held, 0.004-0.19 cores on runs of 10k-350k records/s.
+
 Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
 records (worker) or requests (Sender): 1 + (cold − 1)·exp(−n / jvm.warm_invocations). Native work (the codecs'
 JNI code, the kernel's socket writes) is not slowed. The compilers are two passing threads that spend
@@ -25,6 +31,7 @@ jvm.jit_cpu_ms between them, each busy half the time.
 from __future__ import annotations
 
 import math
+from typing import Generator
 
 import simpy
 
@@ -35,21 +42,29 @@ C1_SHARE = 0.3      # of the compile CPU, on the C1 thread (measured 1.2 of 4.2 
 # time. Measured here (python -m kafkasim.validation.jit, 64 KiB batches, 1 and 6 partitions, 2026-11-22): C2 took
 # 0.4-0.6 cores in every second of the first 8-15 s, C1 0.2-0.45 cores in its first 3 s.
 DUTY = 0.5
+# How often the collector's owed CPU is charged. Simplified: G1's young collections stop the Java threads while its
+# workers copy; the model runs the same CPU as one more thread beside them, in pieces of this period's worth.
+GC_TICK = 0.01
 
 
-class JitCompiler:
-    """The compiler threads of one producer JVM, started with it at time 0, and how warm each path's code is."""
+class Jvm:
+    """One producer JVM, started at time 0: how warm each path's code is, its compiler threads, and its collector."""
 
-    def __init__(self, env: simpy.Environment, host: Host, cpu_seconds: float, cold_factor: float,
-                 warm_invocations: float):
+    def __init__(self, env: simpy.Environment, host: Host, jit_seconds: float, cold_factor: float,
+                 warm_invocations: float, gc_record: float = 0.0, gc_held: float = 0.0):
+        self.env = env
+        self.host = host
         self.cold = cold_factor
         self.warm = warm_invocations
         # runs through each path so far: records sent, requests built, batches completed, records' callbacks
         self.runs = {"worker": 0, "sender": 0, "completion": 0, "callback": 0}
-        if cpu_seconds > 0:
+        if jit_seconds > 0:
             host.add_threads(2, passing=True)
             for share in (C1_SHARE, 1 - C1_SHARE):
-                env.process(slices(host, share * cpu_seconds, DUTY))
+                env.process(slices(host, share * jit_seconds, DUTY))
+        if gc_record > 0 or gc_held > 0:
+            host.add_threads(1, passing=True)
+            env.process(self._collect(gc_record, gc_held))
 
     def factor(self, path: str, count: int = 1) -> float:
         """How many times its warm CPU cost the next `count` runs through `path` ("worker": records, "sender":
@@ -62,3 +77,22 @@ class JitCompiler:
         # exp(-k / w) at k = n, or its mean over k = n .. n + count, as an integral
         cold = math.exp(-n / w) if count == 0 else w / count * (math.exp(-n / w) - math.exp(-(n + count) / w))
         return 1.0 + (self.cold - 1.0) * cold
+
+    @property
+    def held(self) -> int:
+        """Records sent and not yet completed: what the producer keeps alive in its accumulator and in flight."""
+        return self.runs["worker"] - self.runs["callback"]
+
+    def _collect(self, per_record: float, per_held_second: float) -> Generator:
+        """The collector's CPU, owed each GC_TICK for what the tick did: `per_record` for each record sent (its
+        allocations fill the young generation) and `per_held_second` for each record held for a second (a young
+        collection copies what is still alive)."""
+        sent = 0
+        while True:
+            start = self.env.now
+            now_sent = self.runs["worker"]
+            yield from self.host.run(per_record * (now_sent - sent) + per_held_second * self.held * GC_TICK)
+            sent = now_sent
+            left = start + GC_TICK - self.env.now
+            if left > 0:
+                yield self.env.timeout(left)

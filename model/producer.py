@@ -10,7 +10,7 @@ from kafkasim.model import clients, codec_levels
 from kafkasim.model.accumulator import RecordAccumulator
 from kafkasim.model.buffer_pool import BufferPool
 from kafkasim.model.host import ContendedLock, Host, Pipe, Slots, add_background
-from kafkasim.model.jit import JitCompiler
+from kafkasim.model.jvm import Jvm
 from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import make_partitioner
 from kafkasim.model.records import Records
@@ -64,15 +64,16 @@ class KafkaProducer:
         self.accumulator = RecordAccumulator(s.topic.partitions, p.batch_size, p.linger_ms / 1000.0, pool, codec,
                                              ratio, records.size, repeat_ratio, streams=not self.on_sender,
                                              delivery_timeout=p.delivery_timeout_ms / 1000.0)
-        self.jit = (JitCompiler(env, self.host, hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"],
-                                hw["jvm.warm_invocations"])
-                    if library == "java" and (hw["jvm.jit_cpu_ms"] > 0 or hw["jvm.cold_factor"] > 1) else None)
+        jvm = (hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"], hw["jvm.warm_invocations"],
+               hw.seconds("jvm.gc_record_ns"), hw.seconds("jvm.gc_held_us"))
+        self.jvm = (Jvm(env, self.host, *jvm)
+                    if library == "java" and (jvm[0] > 0 or jvm[1] > 1 or jvm[3] > 0 or jvm[4] > 0) else None)
         self.sender = Sender(env, self.accumulator, records, cluster.leaders, self.host, self.gil,
                              SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                          hw.seconds("sender.record_us"), compress_seconds(s, codec),
                                          hw.seconds("sender.byte_ns")),
                              p.acks, p.max_request_size,
-                             clients.mutes_partitions(library, p.enable_idempotence, p.max_in_flight), self.jit)
+                             clients.mutes_partitions(library, p.enable_idempotence, p.max_in_flight), self.jvm)
         pool.on_exhausted = self.sender.wakeup
         self._connect(env, s, cluster, link_cap)
         self.workers = self._workers(env, s, records, rng)
@@ -143,7 +144,7 @@ class KafkaProducer:
             workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", int(first) if count else 0, count,
                                         throttle_release_times(count, rate), records, acc, partitioner,
                                         self.sender, self.host, self.gil, costs, partition_locks, metadata_lock,
-                                        w.seconds if w.seconds > 0 else np.inf, s.max_chunk, self.jit))
+                                        w.seconds if w.seconds > 0 else np.inf, s.max_chunk, self.jvm))
         if costs.batch:     # a batch a drain-time split starts is paid for by the thread whose records it holds
             busy = [wk for wk in workers if wk.count]
             acc.on_split = lambda record, busy=busy, firsts=np.array([wk.first_id for wk in busy]): \

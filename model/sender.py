@@ -36,7 +36,7 @@ class SenderCosts:
 class Sender:
     def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
                  leaders: list[int], host: Host, gil: Slots | None, costs: SenderCosts, acks: str,
-                 max_request_size: int, mute: bool, jit=None):
+                 max_request_size: int, mute: bool, jvm=None):
         self.env = env
         self.acc = accumulator
         self.records = records
@@ -45,7 +45,7 @@ class Sender:
         self.host = host
         self.gil = gil
         self.costs = costs
-        self.jit = jit                                 # a cold JVM's JitCompiler: its code costs more until compiled
+        self.jvm = jvm                                 # the producer's Jvm: its code costs more until compiled
         self.acks = acks
         self.max_request_size = max_request_size
         self.mute = mute                               # guaranteeMessageOrder: one batch in flight a partition
@@ -144,8 +144,8 @@ class Sender:
                     for batch in batches:
                         wire += batch.size_on_wire
                 work = costs.request * len(drained) + costs.batch * nbatches
-                if self.jit is not None:
-                    work *= self.jit.factor("sender", len(drained))
+                if self.jvm is not None:
+                    work *= self.jvm.factor("sender", len(drained))
                 # (the codecs and the kernel's socket writes: native code, never cold)
                 busy += work + costs.compress_byte * compressing + costs.wire_byte * wire
                 # handle responses and build the requests, then write them
@@ -206,9 +206,9 @@ class Sender:
             nrecords += request.records
         start = self.env.now
         per_batch, per_record = self.costs.batch, self.costs.record
-        if self.jit is not None:      # (each path warms with its own runs: a batch's completion, a record's callback)
-            per_batch *= self.jit.factor("completion", nbatches)
-            per_record *= self.jit.factor("callback", nrecords)
+        if self.jvm is not None:      # (each path warms with its own runs: a batch's completion, a record's callback)
+            per_batch *= self.jvm.factor("completion", nbatches)
+            per_record *= self.jvm.factor("callback", nrecords)
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
         first = start + per_batch * nbatches + per_record
         for request in responses:

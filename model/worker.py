@@ -66,7 +66,7 @@ class WorkerThread:
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: Slots | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
-                 stop_at: float, max_chunk: int, jit=None):
+                 stop_at: float, max_chunk: int, jvm=None):
         self.env = env
         self.name = name
         self.first_id = first_id
@@ -79,7 +79,7 @@ class WorkerThread:
         self.host = host
         self.gil = gil
         self.costs = costs
-        self.jit = jit                # a cold JVM's JitCompiler: its code costs more until compiled
+        self.jvm = jvm                # the producer's Jvm: its code costs more until compiled
         self.partition_locks = partition_locks      # None: a single thread, nothing to contend with
         self.metadata_lock = metadata_lock
         self.stop_at = stop_at
@@ -256,8 +256,8 @@ class WorkerThread:
         if self.owed_batches:
             cost += self.owed_batches * self.costs.batch
             self.owed_batches = 0
-        if self.jit is not None:
-            cost *= self.jit.factor("worker", k)
+        if self.jvm is not None:
+            cost *= self.jvm.factor("worker", k)
         if self.costs.compress_byte:
             # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
             groups = partition_groups(parts) if groups is None else groups

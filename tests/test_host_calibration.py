@@ -9,11 +9,14 @@ import sys
 
 import numpy as np
 import pytest
+import simpy
 import yaml
 
 from kafkasim.calibration import host as hostinfo
 from kafkasim.calibration.host_costs import US, NS, client_costs, host_costs, profile_sections
 from kafkasim.model.hardware import HARDWARE_FIELDS
+from kafkasim.model.host import Host
+from kafkasim.model.jvm import Jvm
 from kafkasim.model.scenario import load_scenario
 from kafkasim.model.simulate import simulate
 from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS
@@ -26,7 +29,7 @@ TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, 
         "broker.batch_us": 8.0, "broker.byte_ns": 3.5, "compression.lz4.validate_ns": 0.6,
         "compression.gzip.validate_ns": 5.0, "compression.snappy.validate_ns": 0.5,
         "compression.zstd.validate_ns": 1.0, "broker.fetch_us": 400.0, "broker.follower_fetch_us": 700.0,
-        "broker.follower_byte_ns": 2.0}
+        "broker.follower_byte_ns": 2.0, "jvm.gc_record_ns": 200.0, "jvm.gc_held_us": 1.5}
 IDLE = 0.05
 RATIO = {"none": 1.0, "lz4": 0.99, "gzip": 0.63, "snappy": 1.0, "zstd": 0.61}
 
@@ -69,7 +72,11 @@ def synthetic_runs(noise: float, seed: int = 0) -> list[dict]:
                        + wire * (c["broker.byte_ns"] + c["broker.follower_byte_ns"]) * NS)
                 follower.update(process_cpu_s=IDLE * seconds + jitter(own), fetcher_cpu_s=0.5 * own)
             brokers.append(follower)
+        # record-seconds held: a throttled run's records wait a few ms, an unthrottled one's fill the buffer
+        held = n * 0.002 if run.rate > 0 else seconds * min(n, run.buffer / (run.size + 20))
+        gc = n * c["jvm.gc_record_ns"] * NS + held * c["jvm.gc_held_us"] * US
         measured = {"records": float(n), "seconds": seconds, "errors": 0.0, "batches": float(batches),
+                    "held_record_s": held, "gc_cpu_s": jitter(gc),
                     "request-total": float(requests), "bytes": wire, "uncompressed": float(unc),
                     "worker_cpu_s": jitter(worker), "sender_cpu_s": jitter(sender), "brokers": brokers,
                     "first_send_ms": 5.0}
@@ -86,8 +93,24 @@ def test_the_regression_recovers_exact_costs():
         assert costs[key].value == pytest.approx(value, rel=1e-3, abs=1e-3), key
     assert costs["compression.gzip.ratio.random-letters"].value == pytest.approx(0.63)
     assert costs["worker.first_send_ms"].value == 40.0
-    # 0.3 CPU-s more than warm on the cold Sender: (f − 1) × 300 requests' worth of sender.request_us
-    assert costs["jvm.cold_factor"].value > 1
+    # the cold factor gives back, in the model's terms, the 0.3 CPU-s the cold Sender took beyond its warm costs
+    first = synthetic_runs(noise=0.0)[0]["warmup"]
+    assert _model_cold_excess(first, costs["jvm.cold_factor"].value) == pytest.approx(0.3, rel=0.02)
+
+
+def _model_cold_excess(run: dict, cold_factor: float) -> float:
+    """CPU-seconds the model's Sender spends beyond its warm costs on `run`'s requests, batches and records with a
+    cold factor, each path slowed as Sender.run and Sender._complete slow it (Jvm.factor), a request at a time."""
+    jvm = Jvm(simpy.Environment(), Host(simpy.Environment(), "client", 2), 0.0, cold_factor, 300.0)
+    requests = int(run["request-total"])
+    batches, records = run["batches"] / requests, run["records"] / requests
+    excess = 0.0
+    for _ in range(requests):
+        build = (TRUE["sender.request_us"] + batches * TRUE["sender.batch_us"]) * US
+        excess += build * (jvm.factor("sender", 1) - 1)
+        excess += batches * TRUE["sender.batch_us"] * US * (jvm.factor("completion", int(batches)) - 1)
+        excess += records * TRUE["sender.record_us"] * US * (jvm.factor("callback", int(records)) - 1)
+    return excess
 
 
 def test_the_regression_recovers_costs_through_noise_within_their_standard_errors():

@@ -332,6 +332,20 @@ def test_jit_compilers_take_cores_from_a_crowded_host():
     assert cold.perf_test["records_per_sec"] == pytest.approx(warm.perf_test["records_per_sec"], rel=0.01)
 
 
+def test_the_collector_costs_per_record_sent_and_per_record_second_held():
+    """The JVM's collector takes jvm.gc_record_ns for each record sent and jvm.gc_held_us for each second each
+    record is held (send() to its callback) from the client host's cores: on a host with cores to spare the run
+    is otherwise the same, and the host's extra CPU is that sum (held sampled every GC_TICK: within a few %)."""
+    base = {**PLAIN, "workload.records": 20000, "workload.throughput": 10000, "producer.linger.ms": 20,
+            "hardware.client_cores": 8}
+    warm = capture(scenario(base))
+    gc = capture(scenario(base, **{"hardware.jvm.gc_record_ns": 500, "hardware.jvm.gc_held_us": 40}))
+    assert gc.result.perf_test == warm.result.perf_test
+    held = float(np.sum(gc.records.completed - gc.records.send_start))
+    extra = gc.producers[0].host.busy_seconds - warm.producers[0].host.busy_seconds
+    assert held > 1.0 and extra == pytest.approx(20000 * 500e-9 + held * 40e-6, rel=0.05)
+
+
 def test_background_load_takes_its_share_of_the_cores_it_shares():
     """Other processes' load (hardware.background_cores) costs nothing on a client host with cores to spare, and on
     2 cores shared with the broker it takes its share: one core of background leaves an unthrottled run, which

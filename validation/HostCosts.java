@@ -48,7 +48,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * then a fresh producer sends one record (connections and metadata), and N measured records; one line
  * {@code RESULT {json}} gives the measured phase: the worker's (this thread's) and the Sender's CPU, the JIT
  * compilers' CPU so far, the producer's own counters (requests, batches, bytes before and after compression,
- * request latency), and each broker's CPU by thread kind and request counts read over JMX. The payload is
+ * request latency), the collector's CPU and the record-seconds the producer held (send() to callback), and each
+ * broker's CPU by thread kind and request counts read over JMX. The payload is
  * random upper-case letters, fresh for each record, as kafka-producer-perf-test's --record-size makes it.
  *
  * After the last configuration (stdin closed), and alone with {@code --speed}: the host's speed score (a fixed piece of the client's hot paths: random payload, record
@@ -167,14 +168,16 @@ public class HostCosts {
             if (brokers != null) for (Broker b : brokers) brokersBefore.add(b.snapshot());
             long sender0 = senderNanos(), worker0 = THREADS.getCurrentThreadCpuTime(), start = System.nanoTime();
             long process0 = OS.getProcessCpuTime();
-            double jit0 = jitSeconds();
+            double jit0 = jitSeconds(), gc0 = gcSeconds();
+            heldNanos = 0;
             double nsPerRecord = rate > 0 ? 1e9 / rate : 0;
             for (long i = 0; i < n; i++) {
                 fill(payload, random);
-                long sendStart = System.currentTimeMillis();
+                long sendStart = System.nanoTime();
                 producer.send(new ProducerRecord<>(topic, payload), (meta, exc) -> {
                     if (exc != null) errors[0]++;
-                    else lastLatency = System.currentTimeMillis() - sendStart;    // (perf-test's callback work)
+                    lastLatency = System.nanoTime() - sendStart;       // (perf-test's callback work)
+                    heldNanos += lastLatency;
                 });
                 if (nsPerRecord > 0) {
                     long due = start + (long) ((i + 1) * nsPerRecord);
@@ -192,6 +195,8 @@ public class HostCosts {
             out.put("sender_cpu_s", sender / 1e9);
             out.put("process_cpu_s", (OS.getProcessCpuTime() - process0) / 1e9);
             out.put("phase_jit_cpu_s", jitSeconds() - jit0);
+            out.put("gc_cpu_s", gcSeconds() - gc0);
+            out.put("held_record_s", heldNanos / 1e9);
             out.put("jit_cpu_s", jitSeconds());
             out.put("records", (double) n);
             out.put("errors", (double) errors[0]);
@@ -219,6 +224,9 @@ public class HostCosts {
     }
 
     static volatile long lastLatency;
+    // Σ over the phase's records of send() to callback: record-seconds held (Little's law: the mean held × seconds).
+    // Callbacks run on the Sender thread alone; flush() returns after the last has run.
+    static long heldNanos;
 
     static void fill(byte[] payload, SplittableRandom random) {
         for (int j = 0; j < payload.length; j++) payload[j] = (byte) (random.nextInt(26) + 65);
@@ -262,6 +270,11 @@ public class HostCosts {
     /** CPU-seconds this JVM's C1 and C2 compiler threads have taken so far (/proc: they are not Java threads). */
     static double jitSeconds() {
         return nativeSeconds("self", "C1 Compiler", "C2 Compiler");
+    }
+
+    /** CPU-seconds this JVM's garbage collector threads (G1's workers, refinement and marking) have taken so far. */
+    static double gcSeconds() {
+        return nativeSeconds("self", "GC Thread", "G1 ");
     }
 
     /** CPU-seconds so far of process pid's threads whose name starts with one of the prefixes (from /proc). */

@@ -47,6 +47,7 @@ class Run:
     partitions: int = 1
     replicas: int = 1
     rate: float = -1
+    buffer: int = 33554432
     warmup: int | None = None        # records of the discarded warm-up (default: a quarter of the records)
 
     def line(self, scale: float, first: bool) -> str:
@@ -59,7 +60,7 @@ class Run:
                                 for _ in range(self.partitions))
         props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
                  "acks": self.acks, "enable.idempotence": "false", "max.in.flight.requests.per.connection": 5,
-                 "buffer.memory": 33554432}
+                 "buffer.memory": self.buffer}
         return " ".join([f"id={self.id}", f"topic=kafkasim-host-{self.id}", f"assign={leader_first}",
                          f"records={records}", f"warmup={warmup}", f"size={self.size}", f"rate={self.rate * scale}",
                          *(f"p.{k}={v}" for k, v in props.items())])
@@ -69,7 +70,7 @@ class Run:
 # (it is left out of the brokers' costs). Record sizes 100 B–4 KiB and batches 16–256 KiB separate the worker's per-record, per-byte and per-batch costs and
 # the Sender's per-request and per-batch ones; partitions put several batches in a request; each codec gives its
 # cost per byte on the worker and on the leader; one and two followers give the fetch costs; the throttled run,
-# the hand-offs at low load. ≈ 1.5 minutes of runs on this project's 2-core machine.
+# the hand-offs at low load; a full buffer and a small one, the collector's cost per record and per record held. ≈ 1.5 minutes of runs on this project's 2-core machine.
 # The second writes ≈ 6 GB through the leader first: measured on this project's VMs, once 3–4 GB had passed through
 # a broker's log since the host booted, its request handlers' kernel time per append tripled (user time the same)
 # and stayed so, whatever the retention settings; every live run after a minute's warm-up meets that state. (≈ 20 s)
@@ -91,6 +92,7 @@ MATRIX = (
     Run("s1k-b256k-r2", 1000, 150_000, batch=262144, linger=10, acks="all", replicas=2),
     Run("s1k-b16k-p3-r3", 1000, 100_000, batch=16384, acks="all", partitions=3, replicas=3),
     Run("s1k-b16k-t2k", 1000, 8_000, batch=16384, linger=0, rate=2000),
+    Run("s1k-b64k-buf1m", 1000, 150_000, buffer=1 << 20),
 )
 
 
