@@ -23,6 +23,7 @@ ESTIMATION_FACTOR = 1.05
 # 128 KiB block behind its 16 KiB buffer. The worker pays for a buffer each time a batch's bytes fill one; whoever
 # closes the batch compresses the rest.
 CODEC_BUFFER_BYTES = {"gzip": 16 << 10, "snappy": 32 << 10, "lz4": 64 << 10, "zstd": 128 << 10}
+SMALL_CHUNK = 64          # partition_groups groups chunks up to this long in Python, longer ones with numpy
 # Append times come from float arithmetic; a record "appended" this close after a drain was appended by it.
 TIME_EPSILON = 1e-12
 
@@ -153,7 +154,8 @@ class ProducerBatch:
 
 
 class RecordAccumulator:
-    """Per-partition deques of batches, the BufferPool, and the compression-ratio estimator."""
+    """Per-partition deques of batches, the BufferPool, and the compression-ratio estimator. The worker side plans
+    and makes appends (fit, append, open_or_new); the Sender's finds ready nodes, drains and expires batches."""
 
     def __init__(self, partitions: int, batch_size: int, linger: float, pool: BufferPool, codec: str,
                  compression_ratio: float, record_sizes: np.ndarray, repeat_ratio: float | None = None,
@@ -213,6 +215,55 @@ class RecordAccumulator:
     def new_batch(self, partition: int, allocated: int) -> ProducerBatch:
         batch = ProducerBatch(partition, allocated)
         self.deques[partition].append(batch)
+        return batch
+
+    def fit(self, parts, n: int, sizes: np.ndarray | None) -> tuple[int, ProducerBatch | None]:
+        """How many of a chunk's n records (`parts`: their partition, or each one's) fit in their partitions' open
+        batches, and the batch the next record would find full (None if the chunk ends at a partition that has no
+        batch yet). With several threads this is a plan: by the time the deque lock is held another thread may
+        have filled the batch."""
+        if isinstance(parts, int):            # (the common case, without partition_groups)
+            batch = self.open_batch(parts)
+            room = 0 if batch is None else self.room(batch, n, sizes)
+            return (room, batch) if room < n else (n, None)
+        k, full = n, None
+        for p, positions in partition_groups(parts):
+            batch = self.open_batch(p)
+            mine = n if positions is None else len(positions)
+            theirs = None if sizes is None else (sizes if positions is None else sizes[positions])
+            room = 0 if batch is None else self.room(batch, mine, theirs)
+            if room < mine:
+                stop = room if positions is None else int(positions[room])
+                if stop < k:
+                    k, full = stop, batch
+        return k, full
+
+    def append(self, p: int, count: int, locked: bool, sizes_of, add, append_time, thread) -> None:
+        """Put `count` records into partition p's open batch (RecordAccumulator.append). Without contention the
+        plan (fit) guarantees the room; under a deque lock the open batch may have changed since the plan, so
+        records that do not fit close it and start the next one. `thread` hears of each batch started (started),
+        given its first records (lingering) and found full (close); `add(batch, a, b)` adds records a … b − 1."""
+        done = 0
+        while done < count:
+            batch = self.open_or_new(p, thread)
+            room = count - done
+            if locked:
+                room = self.room(batch, room, sizes_of(done, count))
+            if room and add(batch, done, done + room):
+                thread.lingering(batch)
+            if done + room < count:
+                thread.close(batch, at=append_time(done + room - 1) if room else thread.env.now)
+            done += room
+
+    def open_or_new(self, p: int, thread) -> ProducerBatch:
+        """Partition p's open batch, or a new one. Where the Sender drained (or another thread filled) it while
+        the thread waited for a core or a lock, Java's append allocates here; the model does not block
+        retroactively."""
+        batch = self.open_batch(p)
+        if batch is None:
+            self.pool.force_allocate(self.batch_size)
+            batch = self.new_batch(p, self.batch_size)
+            thread.started(batch)
         return batch
 
     def compressed_on_append(self, before: int, added: int) -> int:
@@ -342,3 +393,20 @@ class RecordAccumulator:
             batch.size_on_wire = int(BATCH_HEADER_BYTES + batch.bytes * ratio)
             self.estimator.update(ratio)
         return 0 if closed_by_worker else self.compressed_on_close(batch.bytes)
+
+
+def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
+    """The chunk's records grouped by partition, in partition order: (partition, positions), positions None for all
+    of them."""
+    if isinstance(parts, int):
+        return [(parts, None)]
+    if len(parts) <= SMALL_CHUNK:     # (a dict of lists: quicker than a numpy pass per partition)
+        groups: dict[int, list[int]] = {}
+        for position, p in enumerate(parts.tolist()):
+            groups.setdefault(p, []).append(position)
+        if len(groups) == 1:
+            return [(int(parts[0]), None)]
+        return [(p, np.array(groups[p])) for p in sorted(groups)]
+    if (parts == parts[0]).all():
+        return [(int(parts[0]), None)]
+    return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]

@@ -18,7 +18,7 @@ from typing import Generator
 import numpy as np
 import simpy
 
-from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator
+from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator, partition_groups
 from kafkasim.model.buffer_pool import BufferExhausted
 from kafkasim.model.host import ContendedLock, Host, Slots, wait_for
 from kafkasim.model.partitioner import Partitioner
@@ -28,7 +28,6 @@ SHARED_CHUNK = 8          # with several threads: small chunks, so threads meet 
                           # its lock at close to Java's per-record granularity
 GIL_SWITCH = 0.005        # sys.getswitchinterval(): how long a thread waits for the GIL before the holder must drop it
 GIL_CHECK = 0.001         # a Python worker's chunks are at most this long, so it notices such a wait in time
-SMALL_CHUNK = 64          # partition_groups groups chunks up to this long in Python, longer ones with numpy
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
 
 
@@ -155,9 +154,9 @@ class WorkerThread:
                         self.send_seconds += env.now - t0
                         i += 1
                         continue
-            k, full = self._fit(parts, cap, None if fixed is not None else sizes)
+            k, full = self.acc.fit(parts, cap, None if fixed is not None else sizes)
             if k == 0:                         # the first record finds its batch full: close it, start anew
-                self._close(full)
+                self.close(full)
                 continue
             partitioner.commit(k, sizes)
             self.switched = False
@@ -174,7 +173,7 @@ class WorkerThread:
             else:
                 yield from self._append_shared(parts, i, k, full)
             if full is not None and full.full_at == np.inf:
-                self._close(full)
+                self.close(full)
             spacing = (env.now - t0) / k
             if i == 0:     # the first send() began before its metadata wait
                 records.sent(lo, 1, started, 0.0)
@@ -201,36 +200,22 @@ class WorkerThread:
         """A batch was started for this thread's records (sender.wakeup() and its set-up, paid in the next chunk)."""
         self.owed_batches += 1
 
-    def _start_batch(self, partition: int, allocated: int) -> ProducerBatch:
-        batch = self.acc.new_batch(partition, allocated)
+    def _start_batch(self, partition: int, allocated: int) -> None:
+        self.started(self.acc.new_batch(partition, allocated))
+
+    def started(self, batch: ProducerBatch) -> None:
+        """A batch was started for this thread's records: its set-up is paid in the next chunk."""
         self.owe_batch()
-        if len(self.acc.deques[partition]) > 1:
+        if len(self.acc.deques[batch.partition]) > 1:
             # The batch ahead is sendable now (RecordAccumulator.ready): a sleeping Sender's last "nothing ready"
             # no longer holds, so a response must wake it rather than be completed asleep.
             self.sender.idle = False
-        return batch
 
-    def _fit(self, parts, n: int, sizes: np.ndarray | None) -> tuple[int, ProducerBatch | None]:
-        """How many of the n records fit in their partitions' open batches, and the batch the next record would
-        find full (None if the chunk ends at a partition that has no batch yet). With several threads this is a
-        plan: by the time the deque lock is held another thread may have filled the batch."""
-        if isinstance(parts, int):            # (the common case, without partition_groups)
-            batch = self.acc.open_batch(parts)
-            room = 0 if batch is None else self.acc.room(batch, n, sizes)
-            return (room, batch) if room < n else (n, None)
-        k, full = n, None
-        for p, positions in partition_groups(parts):
-            batch = self.acc.open_batch(p)
-            mine = n if positions is None else len(positions)
-            theirs = None if sizes is None else (sizes if positions is None else sizes[positions])
-            room = 0 if batch is None else self.acc.room(batch, mine, theirs)
-            if room < mine:
-                stop = room if positions is None else int(positions[room])
-                if stop < k:
-                    k, full = stop, batch
-        return k, full
+    def lingering(self, batch: ProducerBatch) -> None:
+        """A batch got its first records: tell the Sender when linger.ms makes it sendable."""
+        self.sender.wakeup_at(batch.created + self.acc.linger)
 
-    def _close(self, batch: ProducerBatch, at: float | None = None) -> None:
+    def close(self, batch: ProducerBatch, at: float | None = None) -> None:
         """An append found no room: Java closes the batch for appends (compressing what its codec holds, unless
         the chunk that filled it did so already), wakes the Sender, and the sticky partitioner of 2.4–3.2 moves
         on."""
@@ -361,71 +346,25 @@ class WorkerThread:
             if len(ids) == 1:
                 self._append_range(p, int(ids[0]), 1, float(times[0]), spacing, locked)
                 continue
-            self._fill(p, len(ids), locked,
-                       lambda a, b, ids=ids: None if fixed else sizes[ids[a:b]],
-                       lambda batch, a, b, ids=ids, times=times: batch.add(ids[a:b], times[a:b],
-                                                                           int(sizes[ids[a:b]].sum())),
-                       lambda j, times=times: float(times[j]))
+            self.acc.append(p, len(ids), locked,
+                            lambda a, b, ids=ids: None if fixed else sizes[ids[a:b]],
+                            lambda batch, a, b, ids=ids, times=times: batch.add(ids[a:b], times[a:b],
+                                                                                int(sizes[ids[a:b]].sum())),
+                            lambda j, times=times: float(times[j]), self)
 
     def _append_range(self, p: int, lo: int, k: int, first: float, spacing: float, locked: bool) -> None:
         """Records lo … lo+k−1 into partition p's open batch, as one segment where the plan made room for them."""
         sizes, fixed_size = self.records.size, self.acc.fixed_size
         fixed = fixed_size is not None
-        if not locked:     # the plan (_fit) made room for all k records: one segment, no _fill loop
-            batch = self._open_or_new(p)
+        if not locked:     # the plan (fit) made room for all k records: one segment, no append loop
+            batch = self.acc.open_or_new(p, self)
             if batch.add_range(lo, k, first, spacing,
                                fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))):
-                self._lingering(batch)
+                self.lingering(batch)
             return
-        self._fill(p, k, locked,
-                   lambda a, b: None if fixed else sizes[lo + a:lo + b],
-                   lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
-                                                       fixed_size * (b - a) if fixed
-                                                       else int(np.add.reduce(sizes[lo + a:lo + b]))),
-                   lambda j: first + j * spacing)
-
-    def _fill(self, p: int, count: int, locked: bool, sizes_of, add, append_time) -> None:
-        """Put `count` records into partition p's open batch. Without contention the plan (_fit) guarantees the
-        room; under a deque lock the open batch may have changed since the plan, so records that do not fit
-        close it and start the next one."""
-        done = 0
-        while done < count:
-            batch = self._open_or_new(p)
-            room = count - done
-            if locked:
-                room = self.acc.room(batch, room, sizes_of(done, count))
-            if room and add(batch, done, done + room):
-                self._lingering(batch)
-            if done + room < count:
-                self._close(batch, at=append_time(done + room - 1) if room else self.env.now)
-            done += room
-
-    def _lingering(self, batch: ProducerBatch) -> None:
-        """A batch got its first records: tell the Sender when linger.ms makes it sendable."""
-        self.sender.wakeup_at(batch.created + self.acc.linger)
-
-    def _open_or_new(self, p: int) -> ProducerBatch:
-        batch = self.acc.open_batch(p)
-        if batch is None:
-            # The Sender drained (or another thread filled) this partition's batch while we waited for a core
-            # or a lock: Java's append would allocate a new one here; we do not block retroactively.
-            self.acc.pool.force_allocate(self.acc.batch_size)
-            batch = self._start_batch(p, self.acc.batch_size)
-        return batch
-
-
-def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
-    """The chunk's records grouped by partition, in partition order: (partition, positions), positions None for all
-    of them."""
-    if isinstance(parts, int):
-        return [(parts, None)]
-    if len(parts) <= SMALL_CHUNK:     # (a dict of lists: quicker than a numpy pass per partition)
-        groups: dict[int, list[int]] = {}
-        for position, p in enumerate(parts.tolist()):
-            groups.setdefault(p, []).append(position)
-        if len(groups) == 1:
-            return [(int(parts[0]), None)]
-        return [(p, np.array(groups[p])) for p in sorted(groups)]
-    if (parts == parts[0]).all():
-        return [(int(parts[0]), None)]
-    return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]
+        self.acc.append(p, k, locked,
+                        lambda a, b: None if fixed else sizes[lo + a:lo + b],
+                        lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
+                                                            fixed_size * (b - a) if fixed
+                                                            else int(np.add.reduce(sizes[lo + a:lo + b]))),
+                        lambda j: first + j * spacing, self)
