@@ -151,6 +151,10 @@ class Cluster:
             return  # a fresh namespace has nothing listening
         b = self.state.base_port
         busy = busy_port(b, self.state.brokers)
+        deadline = time.monotonic() + PORT_PATIENCE
+        while busy is not None and time.monotonic() < deadline:     # (a cluster stopped just before lets go late)
+            time.sleep(0.5)
+            busy = busy_port(b, self.state.brokers)
         if busy is not None:
             raise UserError(f"port {busy} on 127.0.0.1 is in use; stop what uses it or choose another "
                             f"--base-port (this cluster needs {b}..{b + JMX_OFFSET + 2})")
@@ -341,6 +345,11 @@ class Cluster:
         for data in self.directory.glob("node-*/data"):
             shutil.rmtree(data, ignore_errors=True)  # bounded disk: a stopped cluster keeps only its logs
         return pids
+
+
+# Seconds a port may stay taken before `up` gives up on it: a measure that switches from one cluster to the next
+# met the previous broker's JMX port still bound just after that broker had exited.
+PORT_PATIENCE = 10.0
 
 
 def busy_port(base: int, brokers: int) -> int | None:
