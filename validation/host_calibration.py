@@ -201,12 +201,19 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
     cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
                        _perf_args(cluster, run, "kafkasim-host-perf-test", records, codec=True), heap=CLIENT_HEAP)
     threads = environment.ThreadCpu()
-    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, threads.sample)
+    at_start: dict[str, float] = {}       # the threads' CPU when the Sender first shows: perf-test's clock starts
+
+    def watch(pid: int) -> None:
+        now = threads.sample(pid)
+        if now and "sender" in now and not at_start:
+            at_start.update(now)
+    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, watch)
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
                           "seconds": records / parsed.total.records_per_sec,
                           "threads": {k: round(v, 3) for k, v in threads.totals.items()},
+                          "threads_at_start": {k: round(v, 3) for k, v in at_start.items()},
                           "request-total": metric("request-total"), "batch-size-avg": metric("batch-size-avg"),
                           "outgoing-byte-total": metric("outgoing-byte-total"),
                           "record-send-total": metric("record-send-total")}}
