@@ -162,6 +162,14 @@ def test_validate_checks_a_profile_as_it_is(tmp_path, capsys):
     assert not list(tmp_path.glob("*.yaml"))
 
 
+def test_a_report_names_the_host_a_measured_profile_comes_from():
+    """A profile `calibrate host` measured is not fitted: the report names its host, speed and time."""
+    from kafkasim.validation.report import _origin
+    origin = _origin(str(ROOT / "validation/profiles/host-2026-11-25-s17.yaml"), "java")
+    assert origin == ("measured by `kafkasim calibrate host` on Intel(R) Xeon(R) Processor, speed 5975, "
+                      "2026-11-25 11:27")
+
+
 def test_validate_without_runs_of_the_client_is_one_line(tmp_path, capsys):
     code, err = run_cli(capsys, "validate", str(ROOT / "validation/data/local-offline.jsonl"), "--no-fit",
                         "--client", "kafka-python", "--out-dir", str(tmp_path))

@@ -14,6 +14,7 @@ import numpy as np
 from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
 from kafkasim.calibration.profile import fit_record, machine, profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
+from kafkasim.model.hardware import load_profile
 
 # The factors the matrix varies, as (label, scenario key, how to show a value).
 FACTORS = [
@@ -231,18 +232,28 @@ def _save(fig, out_dir: Path, name: str, title: str) -> str:
     return name
 
 
+def _origin(profile: str, client: str) -> str:
+    """Where a profile's costs come from: the host `calibrate host` measured them on, or the machine a fit ran on."""
+    data = load_profile(profile)
+    host = data.get("host") or {}
+    if host.get("speed_score"):
+        when = (fit_record(profile, client).get("measured_at") or "")[:16].replace("T", " ")
+        return (f"measured by `kafkasim calibrate host` on {host.get('cpu', 'an unnamed CPU')}, speed "
+                f"{float(host['speed_score']):.0f}{f', {when}' if when else ''}")
+    return f"fitted on {(fit_record(profile, client).get('machine') or {}).get('cpu') or 'an unrecorded machine'}"
+
+
 def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list[Row], images: list[str],
              again: dict | None = None, again_runs: str | None = None, client: str = "java",
              profile: str = "", max_records: int | None = None) -> str:
     """The report; `fitted` None: a profile checked as it is (`kafkasim validate --no-fit`), every run held out."""
     s, again = summary, again or {}
     again_rate = again.get("remeasured_rate", {})
-    fitted_on = None if fitted else (fit_record(profile, client).get("machine") or {}).get("cpu")
+    origin = None if fitted else _origin(profile, client)
     how = (f"Fitted on {s['calibration_configs']} calibration configurations ({fitted.evaluations} model evaluations, "
            f"{fitted.seconds:.0f} s), checked on {s['held_out_configs']} held-out configurations. Regenerate with "
            f"`kafkasim validate`." if fitted else
-           f"Profile `{profile}` as it is (fitted on {fitted_on or 'an unrecorded machine'}), not fitted to these "
-           f"runs: "
+           f"Profile `{profile}` as it is ({origin}), not fitted to these runs: "
            f"checked on all {s['held_out_configs']} configurations (this machine: {machine()['cpu']}). "
            f"Regenerate with `kafkasim validate {runs} --client {client} --no-fit --base-profile {profile}"
            f"{f' --max-records {max_records}' if max_records else ''}`.")
