@@ -69,6 +69,7 @@ class Broker:
         self.network_threads = network_threads
         self.io_thread_count = io_threads
         self.bytes_in = 0
+        self.bytes_out = 0                    # to consumers
         self.rng = rng or np.random.default_rng(0)
         self.background_busy = 0.0
         self.disk_wait_seconds = 0.0          # appends held back because the page cache was full
@@ -156,9 +157,46 @@ class Broker:
         nbytes = 0
         for batch in request.batches:
             self.disk.reserve(now, batch.size_on_wire)
-            batch.offset = self.replication.append(batch.partition, batch.size_on_wire)
+            batch.offset = self.replication.append(batch.partition, batch.size_on_wire, batch.records, batch)
             nbytes += batch.size_on_wire
         return self.disk.free_at - now - DIRTY_BYTES / self.disk.rate, nbytes
+
+    # --- a consumer's fetch
+    def fetch(self, connection: int, partitions: list[int], position: dict[int, int], settings) -> Generator:
+        """KafkaApis.handleFetchRequest for a consumer, as the leader serves a follower's (broker.fetch_us, and the
+        network thread's request and per-byte work): a network thread reads it, an I/O thread reads the log up to
+        the high watermark; with fewer than fetch.min.bytes there the fetch is parked until more arrive or
+        fetch.max.wait.ms passes; a network thread sends the batches (zero-copy). Returns the batches."""
+        env, costs = self.env, self.costs
+        processor = self.processors[connection % len(self.processors)]
+        handoff = costs.handoff * self.host.crowding
+        yield from wait_for(processor, env.now)
+        yield from self.host.run(costs.network_request / 2)
+        done(processor)
+        if handoff:
+            yield env.timeout(handoff)
+        yield from wait_for(self.io_threads, env.now)
+        yield from self.host.run(costs.fetch)
+        done(self.io_threads)
+        self.network_busy += costs.network_request / 2
+        self.io_busy += costs.fetch
+        deadline = env.now + settings.fetch_max_wait_ms / 1000.0
+        while True:
+            got = self.replication.read(partitions, position, settings.max_partition_fetch_bytes,
+                                        settings.fetch_max_bytes)
+            if sum(b.size for b in got) >= settings.fetch_min_bytes or env.now >= deadline:
+                break
+            yield self.replication.wait_for_data(partitions) | env.timeout(deadline - env.now)
+        nbytes = sum(b.size for b in got)
+        if handoff:
+            yield env.timeout(handoff)
+        send = costs.network_request / 2 + costs.network_byte * nbytes
+        yield from wait_for(processor, env.now)
+        yield from self.host.run(send)
+        done(processor)
+        self.network_busy += send
+        self.bytes_out += nbytes
+        return got
 
     # --- the same loop, computed at once
     def serves_at_once(self, conn: Connection, acks: str) -> bool:

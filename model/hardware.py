@@ -73,6 +73,15 @@ def _fields() -> dict[str, Field]:
                                "allocations), on the client host's cores. 0 = not modelled.", 0, 10**7),
         "jvm.gc_held_us": _f(float, 0.0, "The collector's CPU per second for each record the producer holds (sent, "
                              "not yet acknowledged: young collections copy what is alive).", 0, 10**6),
+        # the consumer (classic Java consumer: its poll loop's thread); measured here with kafka-consumer-perf-test
+        # 4.3.1 on a prefilled topic, main thread's CPU between runs of 0.25-3M records of 100 B and 1 KiB and
+        # 1 MiB or 64 KiB fetches (Intel Xeon, 2 cores, 2026-11-25)
+        "consumer.fetch_us": _f(float, 49.0, "Consumer CPU per fetch (build the request, read the response).",
+                                0, 10**7),
+        "consumer.record_us": _f(float, 0.12, "Consumer CPU per record poll() returns.", 0, 10**6),
+        "consumer.byte_ns": _f(float, 0.83, "Consumer CPU per byte fetched (CRC32C, copying values out).", 0, 10**6),
+        "consumer.join_ms": _f(float, 250.0, "From a consumer's start to its partitions assigned, beyond the "
+                               "coordinator's delay and round trips (perf-test's rebalance.time.ms).", 0, 10**7),
         # sender thread
         "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
                                 "response).", 0, 10**7),

@@ -35,16 +35,28 @@ def assign_replicas(partitions: int, brokers: int, rf: int, rng: np.random.Gener
 
 
 class PartitionState:
-    __slots__ = ("leader", "followers", "sizes", "confirmed", "waiters", "hw", "fetch_waiters")
+    __slots__ = ("leader", "followers", "sizes", "counts", "ends", "batches", "confirmed", "waiters", "hw",
+                 "fetch_waiters", "hw_waiters")
 
     def __init__(self, replicas: list[int]):
         self.leader = replicas[0]
         self.followers = replicas[1:]
         self.sizes: list[int] = []                          # bytes of batch i in the leader's log
+        self.counts: list[int] = []                         # its records
+        self.ends: list[int] = [0]                          # records in the log up to batch i (a consumer's lag)
+        self.batches: list = []                             # the ProducerBatch it came from (None: written before)
         self.confirmed = {f: 0 for f in self.followers}     # batches each follower has confirmed
         self.hw = 0
         self.waiters: list[tuple[int, simpy.Event]] = []    # produce purgatory: (offset, event)
         self.fetch_waiters: list[simpy.Event] = []          # parked follower fetches
+        self.hw_waiters: list[simpy.Event] = []             # parked consumer fetches (they read up to the hw)
+
+    def raise_hw(self, hw: int) -> None:
+        self.hw = hw
+        for event in self.hw_waiters:
+            if not event.triggered:
+                event.succeed()
+        self.hw_waiters = []
 
 
 class Replication:
@@ -71,18 +83,57 @@ class Replication:
             self.env.process(self._fetcher(follower, leader, partitions))
 
     # --- the leader's side
-    def append(self, partition: int, size: int) -> int:
+    def prefill(self, partition: int, batches: int, size: int, records: int) -> None:
+        """What the partition held before the run: `batches` batches of `size` bytes and `records` records each,
+        written, replicated and below the high watermark."""
+        state = self.parts[partition]
+        state.sizes.extend([size] * batches)
+        state.counts.extend([records] * batches)
+        state.ends.extend(range(state.ends[-1] + records, state.ends[-1] + records * batches + 1, records))
+        state.batches.extend([None] * batches)
+        state.confirmed = dict.fromkeys(state.followers, len(state.sizes))
+        state.hw = len(state.sizes)
+
+    def append(self, partition: int, size: int, records: int = 0, batch=None) -> int:
         """A batch appended on the leader; returns its end offset."""
         state = self.parts[partition]
         state.sizes.append(size)
+        state.counts.append(records)
+        state.ends.append(state.ends[-1] + records)
+        state.batches.append(batch)
         if not state.followers:
-            state.hw = len(state.sizes)
+            state.raise_hw(len(state.sizes))
         if state.fetch_waiters:
             for event in state.fetch_waiters:
                 if not event.triggered:
                     event.succeed()
             state.fetch_waiters = []
         return len(state.sizes)
+
+    def read(self, partitions: list[int], position: dict[int, int], partition_max: int, total_max: int) -> list:
+        """A consumer fetch's batches: each partition's from `position` up to the high watermark, at most
+        partition_max bytes of a partition and total_max in all, but always a first batch (as the broker
+        returns an oversized batch rather than none)."""
+        from kafkasim.model.consumer import FetchedBatch
+        out, total = [], 0
+        for p in partitions:
+            state, got, i = self.parts[p], 0, position[p]
+            while i < state.hw:
+                size = state.sizes[i]
+                if (got and got + size > partition_max) or (total and total + size > total_max):
+                    break
+                out.append(FetchedBatch(p, state.counts[i], size, state.batches[i]))
+                got += size
+                total += size
+                i += 1
+        return out
+
+    def wait_for_data(self, partitions: list[int]) -> simpy.Event:
+        """An event that fires when any of the partitions' high watermark moves (a parked consumer fetch)."""
+        event = self.env.event()
+        for p in partitions:
+            self.parts[p].hw_waiters.append(event)
+        return event
 
     def wait(self, broker, request) -> Generator:
         """Produce purgatory: until the high watermark covers every batch of the request."""
@@ -98,7 +149,7 @@ class Replication:
         state.confirmed[follower] = max(state.confirmed[follower], offset)
         hw = min(state.confirmed.values())
         if hw > state.hw:
-            state.hw = hw
+            state.raise_hw(hw)
             still = []
             for off, event in state.waiters:
                 if off <= hw:
@@ -110,7 +161,7 @@ class Replication:
     # --- the follower's fetcher thread
     def _fetcher(self, follower: int, leader: int, partitions: list[int]) -> Generator:
         env = self.env
-        fetched = {p: 0 for p in partitions}          # the follower's log end offset per partition
+        fetched = {p: len(self.parts[p].sizes) for p in partitions}   # the follower's log end (what was prefilled)
         leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
         costs = self.cluster.brokers[leader].costs
         handoff = costs.handoff * leader_host.crowding

@@ -9,13 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 import kafkasim
 from kafkasim.model.network import REQUEST_METRICS, RequestTimes
-from kafkasim.model.verdict import verdict
+from kafkasim.model.verdict import SATURATED, verdict
 
 WINDOW_SECONDS = 5.0
 MAX_SAMPLES = 500_000
@@ -40,6 +41,7 @@ class Result:
     steady_records_per_sec: float    # acknowledgements a second over the run's middle (steady_rate)
     timeline: dict = field(repr=False)
     latencies_ms: np.ndarray = field(repr=False)
+    consumers: list = field(default_factory=list)    # one entry a consumer group (consumer_report)
 
     @property
     def cut_short(self) -> str | None:
@@ -62,6 +64,8 @@ class Result:
         return out
 
     def text(self) -> str:
+        if not self.scenario.get("producers", 1):      # consumers only
+            return "\n".join(self._consumer_lines()[1:] + self._footer())
         lines = list(self.perf_test["windows"]) + [self.perf_test["total"], ""]
         lines.append(f"{'steady rate (acks, middle 80 % of the run)':42} {self.steady_records_per_sec:12.1f} records/s")
         lines.append(f"{'worker latency (time in send())':42} {self.worker_latency_us:12.2f} us")
@@ -81,14 +85,34 @@ class Result:
                          f"bytes in; {util}")
             if times:
                 lines.append(f"  Produce {times}")
+        lines += self._consumer_lines()
         lines.append("")
         v = self.verdict
         lines.append(f"bottleneck: {v['bottleneck']} ({v['utilisation']:.0%}) — {v['evidence']}")
-        lines.append(f"[model {self.model_version}, seed {self.seed}, {self.simulated_seconds:.2f} s simulated "
-                     f"in {self.runtime_seconds:.2f} s]")
+        return "\n".join(lines + self._footer())
+
+    def _consumer_lines(self) -> list[str]:
+        lines = []
+        for group in self.consumers:
+            lines += ["", f"consumer group {group['group']} ({group['instances']} instances, "
+                          f"{group['partitions']} partitions), as kafka-consumer-perf-test prints it:",
+                      CONSUMER_PERF_HEADER, group["perf_test"]["line"]]
+            for name, value in group["metrics"].items():
+                lines.append(f"{'consumer-fetch-manager-metrics:' + name:54} {_num(value):>12}")
+            e2e = group["end_to_end_ms"]
+            if e2e:
+                lines.append(f"end-to-end latency (send() to poll()), ms: avg {e2e['avg']:.1f}, p50 {e2e['p50']:.1f}, "
+                             f"p99 {e2e['p99']:.1f}, p99.9 {e2e['p999']:.1f}, max {e2e['max']:.1f}")
+            v = group["bottleneck"]
+            lines.append(f"consumer bottleneck: {v['name']} ({v['utilisation']:.0%}) — {v['evidence']}")
+        return lines
+
+    def _footer(self) -> list[str]:
+        lines = [f"[model {self.model_version}, seed {self.seed}, {self.simulated_seconds:.2f} s simulated "
+                 f"in {self.runtime_seconds:.2f} s]"]
         if self.cut_short:
             lines.append(self.cut_short)
-        return "\n".join(lines)
+        return lines
 
 
 def _num(value: float) -> str:
@@ -255,7 +279,94 @@ def timeline(batches: dict[str, np.ndarray], requests: dict[str, np.ndarray], en
     }
 
 
-def build_result(s, env, records, producers, cluster, shared_host, runtime: float) -> Result:
+CONSUMER_PERF_HEADER = ("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, "
+                        "rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec")
+
+
+def _clock(seconds: float) -> str:
+    """A simulated instant as ConsumerPerformance prints one (yyyy-MM-dd HH:mm:ss:SSS), the run starting at the
+    epoch."""
+    ms = int(round(seconds * 1000))
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000)) + f":{ms % 1000:03d}"
+
+
+def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float) -> dict:
+    """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from, or else
+    the wait for fetches (round trips, fetch.max.wait.ms, the brokers' threads)."""
+    poll = max(c.busy_seconds for c in members) / span
+    leaders = {b for c in members for b in c.leaders}
+    nic = max((cluster.nic_out[b].busy_seconds / max(cluster.brokers[b].env.now, 1e-9) for b in leaders), default=0.0)
+    if poll >= SATURATED:
+        return {"name": "consumer poll loop", "utilisation": poll,
+                "evidence": "the busiest instance's thread parses and hands out records all the time: more "
+                            "instances (up to the partition count) or cheaper processing"}
+    if nic >= SATURATED:
+        return {"name": "broker NIC out", "utilisation": nic,
+                "evidence": "the leaders' NICs carry every group's reads and the followers' fetches"}
+    waiting = min(1.0, fetch_latency / 1000 * fetch_rate)
+    return {"name": "fetch wait", "utilisation": waiting,
+            "evidence": f"the poll loop is busy {poll:.0%} of the time and waits for fetch responses "
+                        f"({fetch_latency:.2f} ms each): larger fetches (max.partition.fetch.bytes) or more "
+                        f"partitions per broker keep more in flight"}
+
+
+def consumer_report(s, consumers, send_start: np.ndarray, value_size: np.ndarray, cluster) -> list[dict]:
+    """Per group: ConsumerPerformance's line (start at 0, the consumers' start; end at the last record; bytes are
+    the values'), the consumer's fetch metrics over the group, the end-to-end latency of our producers' records
+    sent after the group joined (send() to the poll() that returned them), and what limits the group."""
+    out = []
+    for g in range(s.consumers.groups):
+        members = [c for c in consumers if c.group == g]
+        records = sum(c.consumed for c in members)
+        end = max((c.last_at for c in members if c.consumed), default=0.0)
+        joined = min((c.assigned_at for c in members if c.partitions), default=0.0)
+        fetches = [f for c in members for f in c.fetches]
+        polled = [(t, batch) for c in members for t, batch in c.polled]
+        prefilled = records - sum(batch.records for _, batch in polled)
+        mb = (prefilled * s.workload.record_size + sum(int(value_size[batch.record_ids()].sum())
+                                                       for _, batch in polled)) / 1048576.0
+        elapsed_ms, rebalance_ms = int(end * 1000), int(joined * 1000)
+        fetch_ms = max(1, elapsed_ms - rebalance_ms)
+        seconds = max(elapsed_ms, 1) / 1000.0
+        line = (f"{_clock(0.0)}, {_clock(end)}, {mb:.4f}, {mb / seconds:.4f}, {records}, {records / seconds:.4f}, "
+                f"{rebalance_ms}, {fetch_ms}, {mb / (fetch_ms / 1000):.4f}, {records / (fetch_ms / 1000):.4f}")
+        sent = np.array([f[0] for f in fetches]) if fetches else np.zeros(0)
+        back = np.array([f[1] for f in fetches]) if fetches else np.zeros(0)
+        nrec = sum(f[2] for f in fetches)
+        nbytes = sum(f[3] for f in fetches)
+        span = max(end - joined, 1e-9)
+        metrics = {
+            "fetch-latency-avg": float(np.mean(back - sent) * 1000) if fetches else 0.0,
+            "fetch-rate": len(fetches) / span,
+            "fetch-size-avg": nbytes / max(1, len(fetches)),
+            "records-per-request-avg": nrec / max(1, len(fetches)),
+            "bytes-consumed-rate": nbytes / span,
+            "records-consumed-rate": records / span,
+            "records-lag-max": max((c.lag_max for c in members), default=0),
+        }
+        # end to end as EndToEndLatency measures it: records sent once the group is reading, not the backlog
+        # of what was sent while it joined
+        lat = np.concatenate([(t - send_start[batch.record_ids()]) * 1000.0 for t, batch in polled]
+                             + [np.zeros(0)])
+        sent_at = np.concatenate([send_start[batch.record_ids()] for _, batch in polled] + [np.zeros(0)])
+        lat = lat[sent_at >= joined]
+        e2e = None
+        if lat.size:
+            e2e = {"avg": float(lat.mean()), "p50": float(np.percentile(lat, 50)),
+                   "p99": float(np.percentile(lat, 99)), "p999": float(np.percentile(lat, 99.9)),
+                   "max": float(lat.max())}
+        bottleneck = consumer_bottleneck(members, cluster, span, metrics["fetch-latency-avg"],
+                                         len(fetches) / span / max(1, len(members)))
+        out.append({"group": g, "instances": len(members), "partitions": sum(len(c.partitions) for c in members),
+                    "bottleneck": bottleneck,
+                    "perf_test": {"line": line, "records": records, "mb": mb, "mb_per_sec": mb / seconds,
+                                  "records_per_sec": records / seconds, "rebalance_ms": rebalance_ms,
+                                  "fetch_ms": fetch_ms, "fetch_records_per_sec": records / (fetch_ms / 1000)},
+                    "metrics": metrics, "end_to_end_ms": e2e})
+    return out
+
+
+def build_result(s, env, records, producers, cluster, shared_host, runtime: float, consumers=()) -> Result:
     senders, accumulators = [p.sender for p in producers], [p.accumulator for p in producers]
     send_start, completed = records.send_start, records.completed
     sent_mask = ~np.isnan(send_start)
@@ -308,6 +419,7 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         records_failed=failed, steady_records_per_sec=steady_rate(completed),
         timeline=timeline(batches, requests, env.now),
         latencies_ms=latency,
+        consumers=consumer_report(s, consumers, records.send_start, records.value_size, cluster) if consumers else [],
     )
 
 
@@ -333,7 +445,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "lock contention": lock_wait / (elapsed * threads),
         "buffer memory": pool_wait / (elapsed * threads),
         "sender in-flight window": window_full[fullest] / elapsed if fullest else 0.0,
-        "sender thread": sum(sender.busy_seconds for sender in senders) / (elapsed * len(producers)),
+        "sender thread": sum(sender.busy_seconds for sender in senders) / (elapsed * max(1, len(producers))),
     }
     pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]
     if pipes:

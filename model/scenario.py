@@ -39,7 +39,8 @@ FIELDS: dict[str, Field] = {
     "client.library": Field(("java", "kafka-python"), "java", "The producer client library."),
     "client.version": Field(str, "4.3", "Client version; selects defaults and the partitioner "
                             "(Java 2.2 round-robin, 2.4–3.2 sticky, ≥ 3.3 uniform sticky; kafka-python 3.x random)."),
-    "producers": Field(int, 1, "Producer instances (each with its own connections, accumulator and sender).", 1, 1000),
+    "producers": Field(int, 1, "Producer instances (each with its own connections, accumulator and sender); 0 = "
+                       "consumers only, reading what the topic holds (consumers.prefilled_records).", 0, 1000),
     "threads": Field(int, 1, "Worker threads per producer instance calling send().", 1, 256),
     # --- producer properties (Kafka names). None = the client version's default.
     "producer.acks": Field(("0", "1", "all", "-1"), None, "Acknowledgements the leader must receive before a "
@@ -122,6 +123,9 @@ FIELDS: dict[str, Field] = {
                                                 "reading.", 1, 10**6),
     "cluster.broker.compression.type": Field(("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
                                              "producer", "Broker codec; anything but producer recompresses."),
+    "cluster.broker.group.initial.rebalance.delay.ms": Field(float, 3000, "How long the coordinator waits for "
+                                                             "more members before a new group's first rebalance.",
+                                                             0, INT_MAX),
     "cluster.broker.num.replica.fetchers": Field(int, 1, "Fetcher threads per source broker.", 1, 64),
     "cluster.broker.replica.fetch.wait.max.ms": Field(float, 500, "How long a follower fetch is parked on the "
                                                       "leader waiting for data.", 0, INT_MAX),
@@ -129,6 +133,26 @@ FIELDS: dict[str, Field] = {
     "cluster.broker.replica.fetch.max.bytes": Field(int, 1048576, "Bytes per partition per follower fetch.",
                                                     1, INT_MAX),
     # --- network conditions added on top of the hardware (a live run emulates them)
+    # --- consumers beside the producers (the classic Java consumer; consumer properties are Kafka's names)
+    "consumers.groups": Field(int, 0, "Consumer groups reading the topic, each every record (0 = none).", 0, 100),
+    "consumers.instances": Field(int, 1, "Consumer instances per group; the topic's partitions are assigned among "
+                                 "them (beyond the partition count an instance gets none).", 1, 10_000),
+    "consumers.prefilled_records": Field(int, 0, "Records the topic holds before the run, in full batches over its "
+                                         "partitions: what a catch-up read (auto.offset.reset=earliest) starts "
+                                         "with.", 0, 10**10),
+    "consumers.app_record_us": Field(float, 0.0, "The application's own CPU per record between polls "
+                                     "(kafka-consumer-perf-test: ≈ 0).", 0, 10**7),
+    "consumer.auto.offset.reset": Field(("earliest", "latest"), "earliest", "Where a new group starts: the log's "
+                                        "first record, or its end when it joins (perf-test's --from-latest)."),
+    "consumer.fetch.min.bytes": Field(int, 1, "Bytes a fetch waits for on the broker.", 0, INT_MAX),
+    "consumer.fetch.max.wait.ms": Field(float, 500, "How long the broker holds a fetch short of fetch.min.bytes.",
+                                        0, INT_MAX),
+    "consumer.max.partition.fetch.bytes": Field(int, 1048576, "Bytes per partition per fetch (at least one "
+                                                "batch).", 1, INT_MAX),
+    "consumer.fetch.max.bytes": Field(int, 52428800, "Bytes per fetch in all (at least one batch).", 1, INT_MAX),
+    "consumer.max.poll.records": Field(int, 500, "Records one poll() returns at most.", 1, INT_MAX),
+    "consumer.partition.assignment.strategy": Field(("range", "roundrobin", "cooperative-sticky"), "range",
+                                                    "How a group's partitions are spread over its instances."),
     "network.rtt_ms": Field(float, 0.0, "Round-trip delay added between clients and brokers.", 0, 10_000),
     "network.bandwidth_mbit": Field(float, 0.0, "Bandwidth cap between clients and brokers (0 = none).", 0, 10**6),
     "network.proxy": Field(bool, False, "The added delay and cap come from a TCP-terminating proxy, as `kafkasim "
@@ -214,6 +238,7 @@ class BrokerConfig:
     replica_fetch_wait_max_ms: float
     replica_fetch_min_bytes: int
     replica_fetch_max_bytes: int
+    group_initial_rebalance_delay_ms: float
 
 
 @dataclass(frozen=True)
@@ -223,6 +248,25 @@ class ClusterConfig:
     background_partitions: int
     background_bytes: int
     broker: BrokerConfig
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    auto_offset_reset: str
+    fetch_min_bytes: int
+    fetch_max_wait_ms: float
+    max_partition_fetch_bytes: int
+    fetch_max_bytes: int
+    max_poll_records: int
+    partition_assignment_strategy: str
+
+
+@dataclass(frozen=True)
+class ConsumersConfig:
+    groups: int
+    instances: int
+    prefilled_records: int
+    app_record_us: float
 
 
 @dataclass(frozen=True)
@@ -246,6 +290,8 @@ class Scenario:
     cluster: ClusterConfig
     network: NetworkConfig
     hardware: Hardware
+    consumers: ConsumersConfig
+    consumer: ConsumerConfig
     max_sim_seconds: float
     max_chunk: int
     values: tuple = field(repr=False, compare=False, default=())   # the resolved flat (key, value) pairs
@@ -538,6 +584,9 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
                               v["cluster.background_bytes"], section(BrokerConfig, "cluster.broker")),
         network=NetworkConfig(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
+        consumers=ConsumersConfig(v["consumers.groups"], v["consumers.instances"], v["consumers.prefilled_records"],
+                                  v["consumers.app_record_us"]),
+        consumer=section(ConsumerConfig, "consumer"),
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],
         values=tuple(sorted(v.items())),
@@ -557,6 +606,10 @@ def _cross_check(s: Scenario) -> None:
         (not p.enable_idempotence or p.max_in_flight <= 5,
          f"producer.enable.idempotence=true needs max.in.flight.requests.per.connection ≤ 5, "
          f"not {p.max_in_flight}"),
+        (s.producers > 0 or s.consumers.groups > 0,
+         "producers=0 needs consumers.groups > 0: a run with neither does nothing"),
+        (s.producers > 0 or s.consumers.prefilled_records > 0,
+         "producers=0 needs consumers.prefilled_records > 0: the consumers would have nothing to read"),
         (s.workload.records > 0 or s.workload.seconds > 0,
          "workload.records=0 needs workload.seconds > 0: the run must end somewhere"),
         (s.workload.warmup_records < s.workload.records or s.workload.records == 0,

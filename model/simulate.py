@@ -17,6 +17,7 @@ import simpy
 
 from kafkasim.model.accumulator import record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
+from kafkasim.model.consumer import consumer_groups, prefill
 from kafkasim.model.host import Host, Pipe, add_background
 from kafkasim.model.producer import MBIT, KafkaProducer
 from kafkasim.model.records import Records
@@ -77,6 +78,8 @@ class Cluster:
         # Partitions per broker beyond ours: each takes housekeeping CPU, and the background ones their own load.
         hosted = [sum(b in replicas for replicas in self.assignment) for b in range(n)]
         bg = s.cluster.background_partitions
+        # a consumer instance connects to the leaders of its partitions: taken as every broker
+        consumer_connections = s.consumers.groups * min(s.consumers.instances, s.topic.partitions)
         self.brokers = []
         for b in range(n):
             costs = broker_costs(s, hw[b])
@@ -84,12 +87,13 @@ class Cluster:
             # (a broker that is down has no connections, no threads and no background load)
             self.brokers.append(Broker(
                 env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
-                s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers,
+                s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers + consumer_connections,
                 Pipe(f"broker-{b} disk", hw[b]["disk_mb_s"] * 1e6),
                 self.replication, np.random.default_rng(rng.integers(2**63)),
                 (bg_io, (hosted[b] + bg) * hw[b].seconds("broker.partition_us"))
                 if (bg or hw[b]["broker.partition_us"]) and b not in self.offline else None,
                 horizon=s.max_sim_seconds, extra_latency=hw[b].seconds("extra_latency_ms")))
+        prefill(s, self.replication)   # what the topic holds before the run
         self.replication.start()   # adds the fetcher threads to the broker hosts
 
 
@@ -160,6 +164,11 @@ def simulate(s: Scenario, progress=None) -> Result:
     producers = [KafkaProducer(env, s, k, records, cluster, shared, rng, link_cap) for k in range(s.producers)]
 
     stop_workers = env.all_of([wk.process for producer in producers for wk in producer.workers])
+    producers_done = env.all_of([stop_workers, records.done]) if total else stop_workers
+    # (a plain event for the consumers to wait on: a condition nested in another is disarmed when that fires)
+    producing = env.event()
+    producers_done.callbacks.append(lambda _: producing.succeed())
+    consumers = consumer_groups(env, s, cluster, shared, producing)
     # The run keeps nearly everything it makes (batches, requests, record runs) until it ends, and what it drops
     # is freed by reference counting: the cyclic garbage collector would only walk the growing heap again and
     # again (2-8 % of a run). It pauses for the run; the run's objects are collected as usual afterwards.
@@ -168,9 +177,9 @@ def simulate(s: Scenario, progress=None) -> Result:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        env.run(until=env.any_of([env.all_of([stop_workers, records.done]) if total else stop_workers,
+        env.run(until=env.any_of([env.all_of([producers_done] + [c.process for c in consumers]),
                                   env.timeout(s.max_sim_seconds)]))
-        return build_result(s, env, records, producers, cluster, shared, time.perf_counter() - wall)
+        return build_result(s, env, records, producers, cluster, shared, time.perf_counter() - wall, consumers)
     finally:
         if collecting:
             gc.enable()

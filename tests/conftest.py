@@ -66,6 +66,7 @@ class Run:
     records: Any            # kafkasim.model.records.Records: per-record send_start / completed / failed
     producers: list         # [(RecordAccumulator, Sender, [WorkerThread], Host)]
     cluster: Any            # kafkasim.model.simulate.Cluster
+    consumers: list = ()    # [kafkasim.model.consumer.KafkaConsumer]
 
     @property
     def senders(self):
@@ -89,16 +90,16 @@ def capture(s, **overrides: Any) -> Run:
     seen = {}
     original = simulate_module.build_result
 
-    def spy(s_, env, records, producers, cluster, shared, runtime):
-        seen.update(env=env, records=records, producers=producers, cluster=cluster)
-        return original(s_, env, records, producers, cluster, shared, runtime)
+    def spy(s_, env, records, producers, cluster, shared, runtime, consumers=()):
+        seen.update(env=env, records=records, producers=producers, cluster=cluster, consumers=consumers)
+        return original(s_, env, records, producers, cluster, shared, runtime, consumers)
 
     simulate_module.build_result = spy
     try:
         result = simulate(s)
     finally:
         simulate_module.build_result = original
-    return Run(result, seen["env"], seen["records"], seen["producers"], seen["cluster"])
+    return Run(result, seen["env"], seen["records"], seen["producers"], seen["cluster"], seen["consumers"])
 
 
 def max_in_flight_per_connection(requests) -> dict[int, int]:

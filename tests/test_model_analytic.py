@@ -61,7 +61,7 @@ class StubLog:
     def __init__(self):
         self.offset = 0
 
-    def append(self, partition, size):
+    def append(self, partition, size, records=0, batch=None):
         self.offset += 1
         return self.offset
 

@@ -1,0 +1,234 @@
+"""KafkaConsumer: consumer groups reading the topic beside the producers, or catching up on what it already holds.
+
+Each instance is the classic Java consumer: one application thread runs the poll loop, which sends the fetches,
+parses what comes back and hands records to the application (docs/kafka-internals.md §10). Its fetcher keeps at
+most one fetch in flight to each broker, and asks only for partitions it holds no records of: so the next fetch
+for a partition leaves when poll() has collected the last records of the previous one, before the application
+processes them. A broker serves a fetch as it serves a follower's (broker.Broker.fetch): a network thread reads
+it, an I/O thread reads the log up to the high watermark, at least one batch per partition up to
+max.partition.fetch.bytes and fetch.max.bytes in all, and the response is parked until fetch.min.bytes are there
+or fetch.max.wait.ms passes.
+
+Simplified: the group joins once, at the start (consumer.join_ms on the client, plus the coordinator's
+group.initial.rebalance.delay.ms); no rebalances, commits or heartbeats; fetch sessions are not modelled; reads
+come from the page cache.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generator
+
+import numpy as np
+import simpy
+
+from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
+from kafkasim.model.host import Host, transfer
+from kafkasim.model.jvm import Jvm
+from kafkasim.model.producer import compression_ratio, one_way_seconds
+
+FETCH_REQUEST_BYTES = 100         # a fetch request with one partition; + 30 per extra partition
+FETCH_PARTITION_BYTES = 30
+
+
+@dataclass(frozen=True)
+class ConsumerCosts:
+    fetch: float     # CPU per fetch: build the request, read the response's partitions
+    record: float    # per record poll() returns (the record's objects, its batch's share of the CRC check)
+    byte: float      # per byte fetched (CRC32C, copying the values out)
+    app: float       # the application's own CPU per record, between polls
+
+
+@dataclass
+class FetchedBatch:
+    """A batch of a fetch response: its partition, records, bytes and, for a batch our producers wrote, the
+    ProducerBatch (its record ids give the end-to-end latency)."""
+    partition: int
+    records: int
+    size: int
+    batch: object | None
+
+
+def assign(partitions: int, instances: int, strategy: str) -> list[list[int]]:
+    """The partitions of one topic each instance of a group gets: RangeAssignor (consecutive runs, the first
+    instances one more) or RoundRobinAssignor / CooperativeStickyAssignor on a fresh group (one at a time)."""
+    if strategy == "range":
+        each, extra = divmod(partitions, instances)
+        out, start = [], 0
+        for i in range(instances):
+            n = each + (i < extra)
+            out.append(list(range(start, start + n)))
+            start += n
+        return out
+    return [list(range(i, partitions, instances)) for i in range(instances)]
+
+
+class KafkaConsumer:
+    """One consumer instance of group `group` reading `partitions`: from the start of what the log holds
+    (auto.offset.reset=earliest) or from its end once the group has joined (latest), until the producers are done
+    (`producing` has fired) and it has read every batch."""
+
+    def __init__(self, env: simpy.Environment, name: str, group: int, partitions: list[int], cluster, host: Host,
+                 costs: ConsumerCosts, settings, one_way: float, join: float, producing: simpy.Event,
+                 connection: int = 0):
+        self.env = env
+        self.name = name
+        self.group = group
+        self.partitions = partitions
+        self.log = cluster.replication.parts        # each partition's log: batch sizes, records, high watermark
+        self.position = {p: 0 for p in partitions}  # the next batch index to fetch, per partition
+        self.cluster = cluster
+        self.host = host
+        self.costs = costs
+        self.settings = settings
+        self.one_way = one_way
+        self.join = join
+        self.producing = producing
+        self.connection = connection              # its index among a broker's connections: its network thread
+        self.leaders: dict[int, list[int]] = {}
+        for p in partitions:
+            self.leaders.setdefault(cluster.leaders[p], []).append(p)
+        self.buffered: list[FetchedBatch] = []  # completed fetches' batches, not yet returned by poll()
+        self.in_flight: set[int] = set()        # brokers with a fetch outstanding
+        self.arrived = env.event()              # a fetch response came back
+        # figures
+        self.assigned_at = np.nan
+        self.consumed = 0
+        self.bytes = 0
+        self.last_at = np.nan
+        self.fetches: list[tuple[float, float, int, int]] = []   # (sent, received, records, bytes)
+        self.polled: list[tuple[float, object]] = []             # (poll time, ProducerBatch) for end-to-end
+        self.busy_seconds = 0.0
+        self.lag_max = 0                        # records-lag-max: records behind the high watermark after a fetch
+        self.process = env.process(self.run())
+
+    def caught_up(self) -> bool:
+        return (self.producing.triggered and not self.buffered
+                and all(self.position[p] >= len(self.log[p].sizes) for p in self.partitions))
+
+    # --- the application thread
+    def run(self) -> Generator:
+        env, s = self.env, self.settings
+        if not self.partitions:
+            return
+        yield env.timeout(self.join)
+        self.assigned_at = env.now
+        if s.auto_offset_reset == "latest":
+            self.position = {p: len(self.log[p].sizes) for p in self.partitions}
+        while not self.caught_up():
+            if not self.buffered:
+                work = self._send_fetches()
+                if work:
+                    yield from self._work(work)
+                if not self.buffered:
+                    self.arrived = env.event()
+                    yield self.arrived | self.producing if not self.producing.triggered else self.arrived
+                    continue
+            # poll(): up to max.poll.records from the completed fetches, parsed as they are collected
+            records, nbytes, taken = self._collect(s.max_poll_records)
+            yield from self._work(records * self.costs.record + nbytes * self.costs.byte)
+            self.last_at = env.now
+            self.consumed += records
+            self.bytes += nbytes
+            self.polled.extend((env.now, b.batch) for b in taken if b.batch is not None)
+            # pipelining: the next fetches leave before the application processes these records
+            work = self._send_fetches()
+            yield from self._work(work + records * self.costs.app)
+
+    def _work(self, seconds: float) -> Generator:
+        self.busy_seconds += seconds
+        return self.host.run(seconds)
+
+    def _collect(self, limit: int) -> tuple[int, int, list[FetchedBatch]]:
+        """At most `limit` records from the completed fetches, in order (the rest of a batch waits for the next
+        poll), their bytes, and the batches whose last records they were."""
+        records = nbytes = 0
+        taken = []
+        while self.buffered and records < limit:
+            b = self.buffered[0]
+            n = min(b.records, limit - records)
+            size = b.size * n // b.records
+            records += n
+            nbytes += size
+            if n == b.records:
+                taken.append(self.buffered.pop(0))
+            else:       # (a batch's records count as polled, end to end, when its last one is)
+                self.buffered[0] = FetchedBatch(b.partition, b.records - n, b.size - size, b.batch)
+        return records, nbytes, taken
+
+    def _send_fetches(self) -> float:
+        """Fetches to every broker with none in flight for partitions with nothing buffered; their CPU."""
+        buffered = {b.partition for b in self.buffered}
+        work = 0.0
+        for node, parts in self.leaders.items():
+            wanted = [p for p in parts if p not in buffered]
+            if node in self.in_flight or not wanted:
+                continue
+            self.in_flight.add(node)
+            work += self.costs.fetch
+            self.env.process(self._fetch(node, wanted))
+        return work
+
+    def _fetch(self, node: int, partitions: list[int]) -> Generator:
+        env = self.env
+        sent = env.now
+        broker = self.cluster.brokers[node]
+        size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
+        yield env.timeout(self.one_way + max(0.0, transfer([self.cluster.nic_in[node]], env.now, size) - env.now))
+        got = yield from broker.fetch(self.connection, partitions, self.position, self.settings)
+        # the response leaves through the broker's NIC (zero-copy) and crosses to the client
+        nbytes = sum(b.size for b in got)
+        end = transfer([self.cluster.nic_out[node]], env.now, nbytes + size)
+        yield env.timeout(end - env.now + self.one_way + broker.extra_latency)
+        for b in got:
+            self.position[b.partition] += 1
+        lag = max((self.log[p].ends[self.log[p].hw] - self.log[p].ends[self.position[p]] for p in partitions),
+                  default=0)
+        self.lag_max = max(self.lag_max, lag)
+        self.buffered.extend(got)
+        self.fetches.append((sent, env.now, sum(b.records for b in got), nbytes))
+        self.in_flight.discard(node)
+        if not self.arrived.triggered:
+            self.arrived.succeed()
+
+
+def prefill(s, replication) -> None:
+    """The records the topic holds before the run (consumers.prefilled_records), spread evenly over the partitions
+    in full batches of producer.batch.size, compressed as the producer compresses."""
+    n = s.consumers.prefilled_records
+    if n <= 0:
+        return
+    size = int(record_bytes(np.array([s.workload.record_size]), s.workload.key_size)[0])
+    per_batch = max(1, (max(s.producer.batch_size, size) - BATCH_HEADER_BYTES) // size)
+    ratio = compression_ratio(s, s.producer.compression_type)[0] if s.producer.compression_type != "none" else 1.0
+    partitions = s.topic.partitions
+    for p in range(partitions):
+        records = n // partitions + (p < n % partitions)
+        full, rest = divmod(records, per_batch)
+        replication.prefill(p, full, BATCH_HEADER_BYTES + int(per_batch * size * ratio), per_batch)
+        if rest:
+            replication.prefill(p, 1, BATCH_HEADER_BYTES + int(rest * size * ratio), rest)
+
+
+def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None,
+                    producing: simpy.Event) -> list[KafkaConsumer]:
+    """Every group's instances, each with its share of the partitions, on a client host of its own (or the shared
+    one), in a JVM of its own whose compilers take that host's cores as a producer's do."""
+    c, hw = s.consumers, s.hardware
+    costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
+                          hw.seconds("consumer.byte_ns"), c.app_record_us * 1e-6)
+    one_way = one_way_seconds(s)
+    # find the coordinator, join and sync the group, fetch its offsets: a round trip each, after the client's start
+    join = (hw.seconds("consumer.join_ms") + s.cluster.broker.group_initial_rebalance_delay_ms / 1000.0
+            + 8 * one_way)
+    out = []
+    for g in range(c.groups):
+        for i, partitions in enumerate(assign(s.topic.partitions, c.instances, s.consumer.partition_assignment_strategy)):
+            name = f"consumer-{g}-{i}"
+            host = shared_host or Host(env, name, hw["client_cores"])
+            if s.client.library == "java" and hw["jvm.jit_cpu_ms"] > 0:
+                Jvm(env, host, hw.seconds("jvm.jit_cpu_ms"), 1.0, hw["jvm.warm_invocations"])
+            for b in {cluster.leaders[p] for p in partitions}:
+                cluster.nic_out[b].users += 1      # its responses share the broker's NIC out
+            out.append(KafkaConsumer(env, name, g, partitions, cluster, host, costs, s.consumer, one_way, join,
+                                     producing, s.producers + len(out)))
+    return out

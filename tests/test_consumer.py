@@ -1,0 +1,114 @@
+"""Consumers: assignment, the catch-up and tailing reads, kafka-consumer-perf-test's line, and the directions
+a consumer's settings move things in."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from kafkasim.model.consumer import assign
+from kafkasim.model.results import CONSUMER_PERF_HEADER
+from kafkasim.model.scenario import ScenarioError
+from kafkasim.model.simulate import simulate
+
+from conftest import capture, scenario
+
+# A catch-up read of a prefilled topic: no producers, one group, separate hosts with cores to spare.
+CATCH_UP = {"producers": 0, "workload.record_size": 1000, "producer.batch.size": 65536, "topic.partitions": 1,
+            "consumers.groups": 1, "consumers.prefilled_records": 200_000,
+            "cluster.broker.group.initial.rebalance.delay.ms": 0, "hardware.profile": "generic-server"}
+
+
+def test_range_and_round_robin_assignment():
+    assert assign(7, 3, "range") == [[0, 1, 2], [3, 4], [5, 6]]
+    assert assign(7, 3, "roundrobin") == [[0, 3, 6], [1, 4], [2, 5]]
+    assert assign(2, 3, "range") == [[0], [1], []]          # an instance beyond the partitions gets none
+
+
+def test_a_catch_up_read_returns_every_prefilled_record_as_consumer_perf_test_prints_it():
+    result = simulate(scenario(CATCH_UP))
+    [group] = result.consumers
+    perf = group["perf_test"]
+    assert perf["records"] == 200_000
+    assert perf["mb"] == pytest.approx(200_000 * 1000 / 1048576)          # the values' bytes, as the tool counts
+    line = perf["line"]
+    fields = line.split(", ")
+    assert len(fields) == len(CONSUMER_PERF_HEADER.split(", "))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}", fields[0])
+    assert int(fields[4]) == 200_000 and int(fields[6]) == perf["rebalance_ms"] > 0
+    m = group["metrics"]
+    # 1 MiB fetches of 64 KiB batches: 16 batches, ≈ 1000 records a fetch
+    assert 900 < m["records-per-request-avg"] <= 1100 and m["records-lag-max"] > 190_000
+    assert CONSUMER_PERF_HEADER in result.text() and "bottleneck" in result.text()
+
+
+def test_consumers_without_producers_need_a_prefilled_topic():
+    with pytest.raises(ScenarioError, match="producers=0 needs consumers.prefilled_records"):
+        scenario({**CATCH_UP, "consumers.prefilled_records": 0})
+    with pytest.raises(ScenarioError, match="producers=0 needs consumers.groups"):
+        scenario({**CATCH_UP, "consumers.groups": 0})
+
+
+def test_more_instances_help_up_to_the_partition_count_then_not():
+    """With the application's work per record the limit (20 us), each instance on a host of its own reads its
+    partitions' share: 1 → 3 → 6 instances of 6 partitions read ≈ 3× and 6× as fast; a 12th instance gets none."""
+    base = {**CATCH_UP, "topic.partitions": 6, "consumers.prefilled_records": 60_000, "consumers.app_record_us": 20,
+            "hardware.client_cores": 2}
+    rate = {n: simulate(scenario(base, **{"consumers.instances": n})).consumers[0]["perf_test"]["fetch_records_per_sec"]
+            for n in (1, 3, 6, 12)}
+    assert rate[3] == pytest.approx(3 * rate[1], rel=0.15)
+    assert rate[6] == pytest.approx(6 * rate[1], rel=0.2)
+    assert rate[12] == pytest.approx(rate[6], rel=0.05)
+
+
+def test_fetch_min_bytes_trades_latency_for_fewer_fetches():
+    """Tailing a producer at 2,000 records/s: fetch.min.bytes 1 returns every few ms with what is there; 64 KB
+    waits for ≈ 60 records' worth (or fetch.max.wait.ms), so fetches are far fewer and records wait longer."""
+    base = {"workload.records": 6000, "workload.throughput": 2000, "workload.record_size": 1000,
+            "producer.linger.ms": 0, "topic.partitions": 1, "consumers.groups": 1,
+            "cluster.broker.group.initial.rebalance.delay.ms": 0, "consumer.auto.offset.reset": "earliest",
+            "hardware.profile": "generic-server"}
+    eager = simulate(scenario(base)).consumers[0]
+    patient = simulate(scenario(base, **{"consumer.fetch.min.bytes": 64_000})).consumers[0]
+    assert patient["metrics"]["fetch-rate"] < eager["metrics"]["fetch-rate"] / 5
+    assert patient["end_to_end_ms"]["p50"] > eager["end_to_end_ms"]["p50"] + 10
+    assert patient["perf_test"]["records"] == eager["perf_test"]["records"] == 6000
+
+
+def test_every_group_reads_every_record_the_producers_send_and_later_than_they_were_sent():
+    run = capture(scenario({"workload.records": 20_000, "workload.throughput": 10_000, "topic.partitions": 3,
+                            "consumers.groups": 2, "consumers.instances": 2,
+                            "cluster.broker.group.initial.rebalance.delay.ms": 0,
+                            "hardware.profile": "generic-server"}))
+    assert [g["perf_test"]["records"] for g in run.result.consumers] == [20_000, 20_000]
+    for group in run.result.consumers:
+        e2e = group["end_to_end_ms"]
+        assert 0 < e2e["p50"] <= e2e["p99"] <= e2e["max"]
+    # the end-to-end latency is at least the time to the leader and back out: above the producer's own p50 floor
+    polled = [(t, b) for c in run.consumers for t, b in c.polled]
+    first_polled = {int(i): t for t, b in polled for i in b.record_ids()}
+    ids = np.array(sorted(first_polled))
+    assert len(ids) == 20_000
+    assert (np.array([first_polled[i] for i in ids]) > run.records.send_start[ids]).all()
+
+
+def test_consumer_reads_take_the_brokers_nic_out():
+    base = {**CATCH_UP, "consumers.prefilled_records": 100_000, "hardware.nic_mbit": 1000}
+    one = simulate(scenario(base))
+    three = simulate(scenario(base, **{"consumers.groups": 3}))
+    # one group alone reads at the NIC's pace or below; three share it: each gets at most a third of it
+    nic_records = 1000e6 / 8 / 1050
+    assert one.consumers[0]["perf_test"]["fetch_records_per_sec"] <= nic_records * 1.02
+    assert max(g["perf_test"]["fetch_records_per_sec"] for g in three.consumers) <= nic_records / 3 * 1.1
+    assert any(g["bottleneck"]["name"] == "broker NIC out" for g in three.consumers)
+
+
+def test_end_to_end_latency_counts_records_sent_once_the_group_reads():
+    """Kafka's default group.initial.rebalance.delay.ms (3 s) keeps a tailing group out for its first seconds; the
+    backlog it reads when it joins is not end-to-end latency (EndToEndLatency measures a reading consumer)."""
+    base = {"workload.records": 12_000, "workload.throughput": 2000, "topic.partitions": 1, "consumers.groups": 1,
+            "consumer.auto.offset.reset": "earliest", "hardware.profile": "generic-server"}
+    late = simulate(scenario(base)).consumers[0]
+    assert late["perf_test"]["records"] == 12_000 and late["perf_test"]["rebalance_ms"] >= 3000
+    assert late["end_to_end_ms"]["p99"] < 100       # steady state, not the 3 s of backlog
