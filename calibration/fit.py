@@ -133,6 +133,9 @@ def simulator(jobs: int | None = None, figures=None):
 
 
 def predicted(result) -> dict:
+    if not result.scenario.get("producers", 1):     # a consumer's read: kafka-consumer-perf-test's figures
+        group = result.consumers[0]
+        return {"records_per_sec": group["perf_test"]["fetch_records_per_sec"], **group["metrics"]}
     out = {k: result.perf_test[k] for k in ("records_per_sec", "avg_latency_ms", "p50_ms", "p99_ms")}
     out.update(result.metrics)
     out["worker_latency_us"] = result.worker_latency_us

@@ -227,7 +227,7 @@ def client_costs(runs: list[dict]) -> dict[str, Cost]:
 
 
 # Where each cost goes in a profile: the machine's (hardware:) or the Java client's (clients: java:)
-CLIENT_PREFIXES = ("worker.", "sender.", "compression.", "jvm.")
+CLIENT_PREFIXES = ("worker.", "sender.", "compression.", "jvm.", "consumer.")
 
 
 def profile_sections(costs: dict[str, Cost], defaults: dict[str, float]) -> tuple[dict, dict, dict]:

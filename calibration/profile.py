@@ -9,9 +9,7 @@ import yaml
 from kafkasim.calibration.fit import Fit
 from kafkasim.model.hardware import load_profile
 from kafkasim.calibration.host import machine
-
-# Parameters that belong to the client library (its `clients:` section) rather than to the machine.
-CLIENT_PREFIXES = ("worker.", "sender.", "compression.")
+from kafkasim.calibration.host_costs import CLIENT_PREFIXES     # (keys of the client's `clients:` section)
 
 
 def fit_record(profile: str, library: str) -> dict:

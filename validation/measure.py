@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
-from kafkasim.validation import admin, environment, perftest, runners
+from kafkasim.validation import admin, consumerperf, environment, perftest, runners
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
@@ -26,9 +26,10 @@ SCHEMA = 1
 # The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
-            "network.")
+            "network.", "consumers.", "consumer.")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
-LATER_DEFAULTS = {"cluster.offline_brokers": 0, **{key: FIELDS[key].default for key in LEVEL_KEYS.values()}}
+LATER_DEFAULTS = {"cluster.offline_brokers": 0, **{key: FIELDS[key].default for key in LEVEL_KEYS.values()},
+                  **{key: f.default for key, f in FIELDS.items() if key.startswith(("consumers.", "consumer."))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.
@@ -125,18 +126,27 @@ class Measurer:
         if down and target.nodes is None:
             raise runners.stopping_brokers_error(sc)
         topic = f"{sc.topic.name}-{key[:8]}"
+        consuming = sc.producers == 0      # a consumer's catch-up read of what the topic holds
+        configs = {"min.insync.replicas": str(sc.topic.min_insync_replicas)}
+        if consuming:                      # (kept whole while it is read: a cluster's retention may be short)
+            configs.update({"retention.bytes": "-1", "retention.ms": "-1"})
         admin.create_topic(self.lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
-                           {"min.insync.replicas": str(sc.topic.min_insync_replicas)}, target.command_config,
-                           target.admin_prefix)
+                           configs, target.command_config, target.admin_prefix)
         records = []
         try:
             if down:
                 self._take_down(target, topic, down, f"{label}{name}")
             warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
-            if warmup:
+            if consuming:
+                self._fill(sc, target, topic, name, label)
+                if warmup:               # a read, discarded: the brokers' fetch path and page cache warm
+                    first = self._consume_once(config, sc, settings, key, version, target, topic, -1)
+                    self.say(f"{label}{name} warm-up read (discarded): {_describe(first)}")
+            elif warmup:
                 self._warm_up(sc, target, topic, name, label, warmup)
             for r in todo:
-                record = self._run_once(config, sc, settings, key, version, target, topic, r)
+                record = (self._consume_once(config, sc, settings, key, version, target, topic, r) if consuming
+                          else self._run_once(config, sc, settings, key, version, target, topic, r))
                 self.store.append(record)
                 self.runs_done += 1
                 self.failures += not record["ok"]
@@ -212,6 +222,81 @@ class Measurer:
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}")
 
+    def _fill(self, sc, target: Target, topic: str, name: str, label: str) -> None:
+        """consumers.prefilled_records written into the topic by the producer tool with the scenario's producer
+        settings, unthrottled: what the consumer runs read."""
+        n = sc.consumers.prefilled_records
+        writer = sc.replace(**{"producers": 1, "workload.throughput": -1, "workload.records": n,
+                               "workload.warmup_records": 0})
+        out = runners.run(runners.argv("java", self.lib, writer, target, topic, n), runners.time_limit(writer, n),
+                          self._watcher(target))
+        total = perftest.parse(out.stdout).total
+        if out.failure or total is None or total.records < n:
+            raise LiveError(f"{name}: filling the topic with {n:,} records failed: "
+                            f"{out.failure or _last_line(out.stderr)}")
+        self.say(f"{label}{name}: topic filled with {n:,} records ({total.records_per_sec:,.0f} rec/s)")
+
+    def _consume_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target,
+                      topic: str, repeat: int) -> dict:
+        """kafka-consumer-perf-test reading the whole topic in a group of its own, its threads' CPU read."""
+        n = sc.consumers.prefilled_records
+        cmd = consumerperf.argv(self.lib, sc, target, topic, n, f"kafkasim-{key[:8]}-{repeat}")
+        record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
+        parsed = consumerperf.parse(out.stdout)
+        result = parsed.result()
+        if record["error"] is None and result is None:
+            record["error"] = f"no result line in the output: {_last_line(out.stderr)}"
+        elif record["error"] is None and result["records"] < n:
+            record["error"] = f"read {result['records']:,} of {n:,} records"
+        record.update(role=config.role, ok=record["error"] is None, kind="consumer", result=result,
+                      metrics=parsed.metrics)
+        return record
+
+    def _client_run(self, config: Config, sc, settings: dict, key: str, version: str, target: Target, repeat: int,
+                    cmd: list[str], n: int):
+        """Run one client command with the host's fingerprint, the CPU watch and its threads' CPU; the run's
+        record (everything but what its output says) and the output."""
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        env = environment.snapshot()
+        if self.host is None:
+            from kafkasim.validation.host_calibration import measure_speed
+            self.host = measure_speed(self.lib)
+            self.say(f"this host: {self.host['cpu']}, {self.host['cores']} cores, speed score "
+                     f"{self.host['speed_score']:.0f}")
+        env["host"] = self.host
+        cpu = environment.CpuWatch()
+        threads = environment.ThreadCpu() if config.client == "java" else None
+        out = runners.run(cmd, runners.time_limit(sc, n), self._watcher(target, threads))
+        env["cpu_during_run"] = cpu.stop(out.seconds)
+        if threads is not None and env["cpu_during_run"] is not None:
+            # the client's threads' CPU-seconds by kind: what the model's per-thread costs stand for
+            env["cpu_during_run"]["client_threads"] = {k: round(v, 2) for k, v in sorted(threads.totals.items())}
+        error = None
+        if out.failure:
+            error = out.failure
+        elif out.timed_out:
+            error = f"timed out after {out.seconds:.0f} s"
+        elif out.exit_status != 0:
+            error = f"exit status {out.exit_status}: {_last_line(out.stderr)}"
+        record = {
+            "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
+            "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
+            "broker_down": bool(out.failure),
+            "seconds": round(out.seconds, 3),
+            "client": {"library": config.client, "version": version},
+            "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,
+            "target": {"bootstrap": target.bootstrap, "managed": target.managed, "brokers": target.brokers,
+                       "network": target.network, "topic": cmd[cmd.index("--topic") + 1],
+                       "offline_brokers": sc.cluster.offline_brokers},
+            "environment": env,
+            "command": redact(" ".join(cmd), self.secrets),
+            "records_requested": n,
+            "stdout": redact(out.stdout, self.secrets),
+            "stderr": redact("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]), self.secrets),
+            "exit_status": out.exit_status, "timed_out": out.timed_out,
+        }
+        return record, out
+
     @staticmethod
     def _watcher(target: Target, threads=None):
         """What runs beside a client: its threads' CPU read (Java) and the target's brokers checked (a broker that
@@ -228,56 +313,21 @@ class Measurer:
                   repeat: int) -> dict:
         n = sc.workload.records
         cmd = runners.argv(config.client, self.lib, sc, target, topic, n, sc.workload.warmup_records)
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        env = environment.snapshot()
-        if self.host is None:
-            from kafkasim.validation.host_calibration import measure_speed
-            self.host = measure_speed(self.lib)
-            self.say(f"this host: {self.host['cpu']}, {self.host['cores']} cores, speed score "
-                     f"{self.host['speed_score']:.0f}")
-        env["host"] = self.host
-        cpu = environment.CpuWatch()
-        threads = environment.ThreadCpu() if config.client == "java" else None
-        out = runners.run(cmd, runners.time_limit(sc, n), self._watcher(target, threads))
-        env["cpu_during_run"] = cpu.stop(out.seconds)
-        if threads is not None and env["cpu_during_run"] is not None:
-            # the producer's threads' CPU-seconds by kind: what the model's per-thread costs stand for
-            env["cpu_during_run"]["client_threads"] = {k: round(v, 2) for k, v in sorted(threads.totals.items())}
+        record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
         parsed = perftest.parse(out.stdout)
         total = parsed.total
         sent = total.records if total else 0
         metric_errors = parsed.metrics.get("producer-metrics:record-error-total")
-        error = None
-        if out.failure:
-            error = out.failure
-        elif out.timed_out:
-            error = f"timed out after {out.seconds:.0f} s"
-        elif out.exit_status != 0:
-            error = f"exit status {out.exit_status}: {_last_line(out.stderr)}"
-        elif total is None:
-            error = f"no total line in the output: {_last_line(out.stderr)}"
-        return {
-            "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
-            "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
-            "broker_down": bool(out.failure),
-            "seconds": round(out.seconds, 3),
-            "client": {"library": config.client, "version": version},
-            "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,
-            "target": {"bootstrap": target.bootstrap, "managed": target.managed, "brokers": target.brokers,
-                       "network": target.network, "topic": topic,
-                       "offline_brokers": sc.cluster.offline_brokers},
-            "environment": env,
-            "command": redact(" ".join(cmd), self.secrets),
-            "records_requested": n,
+        if record["error"] is None and total is None:
+            record["error"] = f"no total line in the output: {_last_line(out.stderr)}"
+        record.update(
+            ok=record["error"] is None,
             # perf-test counts only acknowledged records: whatever is missing failed (errors are never dropped)
-            "delivery_errors": max(n - sent, int(metric_errors or 0)) if total else None,
-            "result": _asdict(total), "steady_state": _asdict(parsed.steady_state),
-            "worker_latency_us": parsed.worker_latency_us,
-            "windows": [w.__dict__ for w in parsed.windows], "metrics": parsed.metrics,
-            "stdout": redact(out.stdout, self.secrets),
-            "stderr": redact("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]), self.secrets),
-            "exit_status": out.exit_status, "timed_out": out.timed_out,
-        }
+            delivery_errors=max(n - sent, int(metric_errors or 0)) if total else None,
+            result=_asdict(total), steady_state=_asdict(parsed.steady_state),
+            worker_latency_us=parsed.worker_latency_us,
+            windows=[w.__dict__ for w in parsed.windows], metrics=parsed.metrics)
+        return record
 
 
 def _asdict(total) -> dict | None:
@@ -293,6 +343,9 @@ def _describe(record: dict) -> str:
     if not record["ok"]:
         return f"FAILED ({record['error']})"
     r = record["result"]
+    if record.get("kind") == "consumer":
+        return (f"{r['records_per_sec']:,.0f} rec/s read, {r['mb_per_sec']:.1f} MB/s, rebalance "
+                f"{r['rebalance_ms']:.0f} ms, fetch {r['fetch_ms']:.0f} ms ({record['seconds']:.1f} s)")
     errors = f", {record['delivery_errors']} delivery errors" if record["delivery_errors"] else ""
     cpu = record.get("environment", {}).get("cpu_during_run")
     # Other work on the machine during the run: it moves latencies far more than throughput.
@@ -332,6 +385,8 @@ def summary(store: RunStore, key: str) -> str:
     if not runs:
         return "no successful runs"
     tput = spread([r["result"]["records_per_sec"] for r in runs])
+    if runs[0].get("kind") == "consumer":
+        return f"median {tput['median']:,.0f} rec/s read (range {tput['range_pct']:.0f} % of median, n={tput['n']})"
     p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
     avg = spread([r["result"]["latency_avg_ms"] for r in runs])
     return (f"median {tput['median']:,.0f} rec/s (range {tput['range_pct']:.0f} % of median, n={tput['n']}), "

@@ -88,10 +88,19 @@ def parse(text: str) -> PerfOutput:
             out.worker_latency_us = _number(m.group(1))
         elif m := WINDOW_RE.match(line):
             out.windows.append(Window(**_window(m.groups())))
-        elif m := METRIC_RE.match(line):
-            group, name, tags, value = m.groups()
-            try:
-                out.metrics[metric_key(group, name, tags)] = _number(value)
-            except ValueError:
-                out.metrics[metric_key(group, name, tags)] = value  # text, e.g. app-info:commit-id
+        else:
+            read_metric(line, out.metrics)
     return out
+
+
+def read_metric(line: str, metrics: dict) -> bool:
+    """A --print-metrics table line into `metrics` (Kafka's tools print them alike); whether it was one."""
+    m = METRIC_RE.match(line)
+    if not m:
+        return False
+    group, name, tags, value = m.groups()
+    try:
+        metrics[metric_key(group, name, tags)] = _number(value)
+    except ValueError:
+        metrics[metric_key(group, name, tags)] = value  # text, e.g. app-info:commit-id
+    return True

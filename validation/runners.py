@@ -99,8 +99,17 @@ def check_supported(sc, client: str = "java") -> None:
     """What a perf-test run can reproduce of a scenario; anything else is a one-line error."""
     w = sc.workload
     java = client == "java"
+    consumers = sc.consumers
     problems = [
-        (sc.producers != 1, f"producers={sc.producers}", "1 (one perf-test process)"),
+        (sc.producers != 1 and not (sc.producers == 0 and java), f"producers={sc.producers}",
+         "1 (one perf-test process), or 0 with the Java client (a consumer reading what the topic holds)"),
+        (consumers.groups and sc.producers, f"consumers.groups={consumers.groups} beside producers={sc.producers}",
+         "consumers with producers=0 (a catch-up read: consumers tailing producers are not measured yet)"),
+        (sc.producers == 0 and (consumers.groups != 1 or consumers.instances != 1),
+         f"consumers.groups={consumers.groups}, consumers.instances={consumers.instances}",
+         "1 and 1 (one kafka-consumer-perf-test process)"),
+        (consumers.app_record_us != 0, f"consumers.app_record_us={consumers.app_record_us}",
+         "0 (kafka-consumer-perf-test does no work of its own per record)"),
         (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
          "1 (its perf-test has one sending thread; the Java client's runs take several)"),
         (w.payload != "random-letters", f"workload.payload={w.payload}", "random-letters (perf-test --record-size)"),
