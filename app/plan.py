@@ -116,6 +116,7 @@ class Request:
     overrides: dict = field(default_factory=dict)
     sim_seconds: float | None = None
     min_records: int = 40_000
+    consumer_groups: int = 0          # groups reading every record beside the producers (tailing)
 
     @property
     def planned_rps(self) -> float:
@@ -209,8 +210,10 @@ class Bounds:
         nic = h["nic_mbit"] * MBIT
         out = {"broker NIC in": brokers * nic / (w * self.rf),
                "broker disk": brokers * h["disk_mb_s"] * 1e6 / (w * self.rf)}
-        if self.rf > 1:
-            out["broker NIC out"] = brokers * nic / (w * (self.rf - 1))
+        # every byte leaves the leader once per follower and once per consumer group
+        copies_out = self.rf - 1 + self.req.consumer_groups
+        if copies_out:
+            out["broker NIC out"] = brokers * nic / (w * copies_out)
         per_record = (h["broker.request_us"] * 1e-6 / self.per_request(st, brokers, partitions)
                       + h["broker.batch_us"] * 1e-6 / self.per_batch(st) + h["broker.byte_ns"] * 1e-9 * w)
         threads = self.io_threads if self.colocated else min(self.io_threads, h["broker_cores"])
@@ -308,7 +311,9 @@ class Planner:
                 "producer.acks": r.acks, "topic.replication.factor": r.rf,
                 "topic.min.insync.replicas": min(2, r.rf), "workload.record_size": r.record_size,
                 "workload.record_size_max": r.record_size_max, "workload.payload": r.payload,
-                "hardware.profile": r.profile, "cluster.brokers": max(r.rf, 1)}
+                "hardware.profile": r.profile, "cluster.brokers": max(r.rf, 1),
+                "consumers.groups": r.consumer_groups, "consumer.auto.offset.reset": "earliest",
+                "cluster.broker.group.initial.rebalance.delay.ms": 0}
         flat.update(r.overrides)
         return from_flat(flat, source="plan")
 
@@ -753,7 +758,7 @@ def request_from_args(args: argparse.Namespace) -> tuple[Request, Space]:
     req = Request(target_rps=args.target_rps, record_size=size, record_size_max=size_max, acks=args.acks,
                   rf=args.rf, p99_ms=args.p99_ms, headroom=args.headroom, profile=args.profile,
                   client_version=args.client_version, payload=args.payload, overrides=parse_overrides(args.set),
-                  sim_seconds=args.sim_seconds)
+                  sim_seconds=args.sim_seconds, consumer_groups=args.consumer_groups)
     return req, space
 
 

@@ -110,6 +110,9 @@ def add_sweep_commands(subparsers) -> None:
     plan.add_argument("--acks", choices=("0", "1", "all"), default="all")
     plan.add_argument("--rf", type=int, default=3, help="replication factor (default 3)")
     plan.add_argument("--p99-ms", type=float, help="p99 latency limit at the planned load (perf-test's measure)")
+    plan.add_argument("--consumer-groups", type=_groups, default=0,
+                      help="consumer groups reading every record beside the producers (default 0): their reads "
+                           "leave the brokers' NICs beside the replication")
     plan.add_argument("--headroom", type=float, default=0.30,
                       help="capacity margin over the target (default 0.30: plan for 1.3 × target)")
     plan.add_argument("--profile", default="generic-server",
@@ -139,3 +142,10 @@ def add_sweep_commands(subparsers) -> None:
     plan.add_argument("--format", choices=("text", "json"), default="text")
     plan.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     plan.set_defaults(func=cmd_plan)
+
+
+def _groups(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: 0 … 100 groups")
+    return value

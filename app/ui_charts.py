@@ -138,3 +138,16 @@ def error_by_factor_chart(df: pd.DataFrame) -> alt.Chart:
     return alt.layer(box, zero, data=df).properties(width=200, height=160).facet(
         facet=alt.Facet("factor:N", sort=list(df["factor"].unique()), title=None), columns=3).resolve_scale(
         x="independent")
+
+
+def consumers_table(groups: list[dict]) -> pd.DataFrame:
+    """One row a consumer group: its read rate, fetches, lag and end-to-end latency."""
+    rows = []
+    for g in groups:
+        p, m, e2e = g["perf_test"], g["metrics"], g["end_to_end_ms"] or {}
+        rows.append({"group": g["group"], "instances": g["instances"], "records/s (fetch)": p["fetch_records_per_sec"],
+                     "MB/s": p["mb"] / max(p["fetch_ms"], 1) * 1000, "rebalance ms": p["rebalance_ms"],
+                     "fetch-latency-avg ms": m["fetch-latency-avg"], "records-per-request-avg":
+                     m["records-per-request-avg"], "records-lag-max": m["records-lag-max"],
+                     "end-to-end p50 ms": e2e.get("p50"), "end-to-end p99 ms": e2e.get("p99")})
+    return pd.DataFrame(rows)

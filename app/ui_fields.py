@@ -20,6 +20,7 @@ SECTIONS = (
     ("topic", "Topic", False),
     ("cluster", "Cluster and brokers", False),
     ("client", "Client, producers and threads", False),
+    ("consumers", "Consumers (groups; Kafka consumer properties)", False),
     ("network", "Network", False),
     ("hardware", "Hardware profile", False),
     ("model", "Model run control", False),
@@ -29,6 +30,8 @@ TOP_LEVEL_SECTION = "client"          # name, seed, producers, threads sit with 
 
 def section_of(key: str) -> str:
     head = key.split(".", 1)[0]
+    if head == "consumer":            # the consumer's properties sit with the groups that use them
+        return "consumers"
     return head if "." in key else TOP_LEVEL_SECTION
 
 
@@ -42,7 +45,8 @@ def widget_key(key: str, prefix: str = "xf") -> str:
 
 
 # Hardware cost parameters (per record, byte, request; codecs): many, rarely changed, so behind a toggle.
-COST_PREFIXES = ("hardware.worker.", "hardware.sender.", "hardware.broker.", "hardware.compression.")
+COST_PREFIXES = ("hardware.worker.", "hardware.sender.", "hardware.broker.", "hardware.compression.",
+                 "hardware.consumer.")
 
 
 def keys_in(section: str) -> list[str]:

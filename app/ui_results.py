@@ -6,6 +6,7 @@ import streamlit as st
 
 from kafkasim.app import ui_charts
 from kafkasim.app.ui_run import Run
+from kafkasim.model.results import CONSUMER_PERF_HEADER
 
 
 TABS = ["Latency CDF", "Backlog and in-flight timeline", "Producer metrics", "Brokers"]
@@ -71,8 +72,27 @@ def details(run: Run) -> None:
             st.dataframe(ui_charts.brokers_table(r.brokers), hide_index=True, width="stretch")
 
 
+def consumers(run: Run) -> None:
+    """Each consumer group: kafka-consumer-perf-test's line, its figures side by side, and what limits it."""
+    groups = run.result.consumers
+    if not groups:
+        return
+    st.subheader("Consumers")
+    st.code("\n".join([CONSUMER_PERF_HEADER] + [g["perf_test"]["line"] for g in groups]), language=None,
+            wrap_lines=True)
+    st.dataframe(ui_charts.consumers_table(groups), hide_index=True, width="stretch")
+    for g in groups:
+        v = g["bottleneck"]
+        st.caption(f"Group {g['group']}: **{v['name']}** ({v['utilisation']:.0%}) — {v['evidence']}")
+
+
 def show(run: Run) -> None:
+    if not run.result.scenario.get("producers", 1):       # consumers reading what the topic holds
+        refresh_caption(run)
+        consumers(run)
+        return
     headline(run)
     refresh_caption(run)
     verdict(run)
     details(run)
+    consumers(run)

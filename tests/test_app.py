@@ -422,12 +422,17 @@ def plan_page() -> AppTest:
         "from kafkasim.app import page_plan\npage_plan.render()", default_timeout=300).run()
 
 
+def number(at: AppTest, label: str):
+    """The plan form's number input with this label."""
+    return next(n for n in at.number_input if n.label == label)
+
+
 def test_plan_page_finds_a_configuration_for_a_small_target():
     at = plan_page()
-    at.number_input[0].set_value(20_000)            # target records/s
-    at.number_input[2].set_value(1)                 # replication factor
+    number(at, "target records/s").set_value(20_000)
+    number(at, "replication factor").set_value(1)
     at.selectbox[0].set_value("1")                  # acks
-    at.number_input[4].set_value(2)                 # most brokers
+    number(at, "most brokers").set_value(2)
     at.button[0].click().run()
     no_traceback(at)
     assert not at.error
@@ -441,8 +446,8 @@ def test_plan_page_finds_a_configuration_for_a_small_target():
 
 def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
     at = plan_page()
-    at.number_input[2].set_value(3)                 # replication factor
-    at.number_input[4].set_value(2)                 # most brokers
+    number(at, "replication factor").set_value(3)
+    number(at, "most brokers").set_value(2)
     at.button[0].click().run()
     no_traceback(at)
     assert "RF 3 needs at least 3" in at.error[0].value

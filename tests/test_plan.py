@@ -147,3 +147,29 @@ def test_a_p99_no_candidate_approaches_stops_the_search(monkeypatch):
     assert plan.best is None and plan.gave_up.startswith("p99 ≤ 0.5 ms not reached: the lowest p99 of ")
     assert len(plan.evaluations) < SPACE.size() and "stopped: p99 ≤ 0.5 ms not reached" in plan.text()
     assert plan.to_json()["search"]["stopped"] == plan.gave_up
+
+
+def test_consumer_groups_need_more_broker_nic_and_the_plan_says_so(capsys):
+    """Three groups reading every record take three more copies out of the leaders' NICs: on 100 Mbit/s NICs a
+    rate one broker's NIC out carries alone needs more brokers with them, and the plan names the NIC out."""
+    def bound(groups: int) -> float:
+        request = pl.Request(**{**REQUEST, "consumer_groups": groups})
+        b = pl.Bounds(pl.Planner(request, SPACE).base, request)
+        return b.broker(1, 1, pl.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))[
+            "broker NIC out"]
+
+    assert bound(3) > 0 and "broker NIC out" not in pl.Bounds(
+        pl.Planner(pl.Request(**REQUEST), SPACE).base, pl.Request(**REQUEST)).broker(
+        1, 1, pl.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))
+    assert bound(1) == pytest.approx(3 * bound(3))
+    args = ["plan", "--target-rps", "20000", "--record-size", "200", "--rf", "1", "--acks", "1",
+            "--max-brokers", "3", "--max-producers", "2", "--batch-sizes", "65536", "--linger-ms", "5",
+            "--compression", "none", "--max-in-flight", "5", "--sim-seconds", "0.2", "--jobs", "1", "-q",
+            "--set", "hardware.nic_mbit=100", "--no-sensitivity", "--format", "json"]
+    assert cli_main(args) == 0
+    alone = json.loads(capsys.readouterr().out)["plan"]
+    assert cli_main(args + ["--consumer-groups", "3"]) == 0
+    read = json.loads(capsys.readouterr().out)["plan"]
+    assert read["brokers"] > alone["brokers"]
+    assert cli_main(args[:-2] + ["--consumer-groups", "3"]) == 0
+    assert "broker NIC out" in capsys.readouterr().out
