@@ -9,6 +9,7 @@ one request at a time: client pipelining only hides the network round trip.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Generator
 
@@ -17,9 +18,8 @@ import simpy
 
 from kafkasim.model.host import Host, Pipe, Slots, done, maybe_slots, wait_for
 from kafkasim.model.network import Connection, ProduceRequest, RequestTimes, RESPONSE_BYTES_PER_PARTITION
+from kafkasim.model.page_cache import PageCache
 
-# Dirty page-cache bytes the broker may write ahead of the disk before appends stall (vm.dirty_ratio-ish).
-DIRTY_BYTES = 1 << 30
 # Serve requests arithmetically where nothing can make them wait (Broker.serves_at_once); tests turn it off to
 # check that both ways give the same results.
 SERVE_AT_ONCE = True
@@ -45,7 +45,7 @@ class BrokerCosts:
 
 class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
-                 network_threads: int, io_threads: int, connections: int, disk: Pipe, replication,
+                 network_threads: int, io_threads: int, connections: int, page_cache: PageCache, replication,
                  rng: np.random.Generator | None = None, background: tuple[float, float] | None = None,
                  horizon: float = np.inf, extra_latency: float = 0.0):
         self.env = env
@@ -62,7 +62,8 @@ class Broker:
                                                                           else 0))
         # Appends to one partition are serial (the log lock); only several producers can append at once.
         self.log_locks: dict[int, Slots] | None = {} if connections > 1 else None
-        self.disk = disk
+        self.page_cache = page_cache
+        self.disk = page_cache.disk
         self.replication = replication        # the log offsets, and the high watermark acks=all waits for
         self.network_busy = 0.0               # thread-seconds of network-thread work
         self.io_busy = 0.0                    # thread-seconds of I/O-thread work
@@ -154,12 +155,12 @@ class Broker:
     def _log_append(self, request: ProduceRequest, now: float) -> tuple[float, int]:
         """The batches reach the leader's log and the page cache at `now`; returns how long the append must
         wait for the disk (> 0 once the dirty pages reach their limit), and the bytes appended."""
-        nbytes = 0
+        nbytes, wait = 0, 0.0
         for batch in request.batches:
-            self.disk.reserve(now, batch.size_on_wire)
+            wait = self.page_cache.write(now, batch.size_on_wire)
             batch.offset = self.replication.append(batch.partition, batch.size_on_wire, batch.records, batch)
             nbytes += batch.size_on_wire
-        return self.disk.free_at - now - DIRTY_BYTES / self.disk.rate, nbytes
+        return wait, nbytes
 
     # --- a consumer's fetch
     def fetch(self, connection: int, partitions: list[int], position: dict[int, int], settings) -> Generator:
@@ -188,11 +189,16 @@ class Broker:
                 break
             yield self.replication.wait_for_data(partitions) | env.timeout(deadline - env.now)
         nbytes = sum(b.size for b in got)
+        logs = self.replication.parts
+        uncached = sum(self.page_cache.uncached(logs[p].written, position[p], position[p] + n)
+                       for p, n in Counter(b.partition for b in got).items())
         if handoff:
             yield env.timeout(handoff)
         send = costs.network_request / 2 + costs.network_byte * nbytes
         yield from wait_for(processor, env.now)
         yield from self.host.run(send)
+        if uncached:        # sendfile faults the pages in from the disk, holding the network thread
+            yield env.timeout(self.page_cache.read(env.now, uncached) - env.now)
         done(processor)
         self.network_busy += send
         self.bytes_out += nbytes

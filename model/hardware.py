@@ -33,7 +33,13 @@ def _fields() -> dict[str, Field]:
         "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
         "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "
                        "network.proxy).", 0, 10_000),
-        "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s.", 0.001, 10**6),
+        "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s (reads share it).",
+                        0.001, 10**6),
+        "page_cache_gib": _f(float, 5.0, "Memory the kernel gives a broker's page cache (its RAM less the JVM heap "
+                             "and other processes), GiB: the newest log data, which consumers read without the "
+                             "disk.", 0.001, 10**5),
+        "dirty_ratio": _f(float, 20.0, "vm.dirty_ratio: the % of the page cache that may hold written data not yet "
+                          "on disk before appends wait for the disk.", 0.1, 100),
         "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
                                "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
                                "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
@@ -142,7 +148,7 @@ def _fields() -> dict[str, Field]:
 HARDWARE_FIELDS: dict[str, Field] = _fields()
 
 # What one broker may have of its own: hardware.brokers.<id>.<key> overrides <key> for broker <id>.
-PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "extra_latency_ms") + tuple(
+PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "page_cache_gib", "dirty_ratio", "extra_latency_ms") + tuple(
     k for k in HARDWARE_FIELDS if k.startswith("broker."))
 
 

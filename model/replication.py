@@ -35,8 +35,8 @@ def assign_replicas(partitions: int, brokers: int, rf: int, rng: np.random.Gener
 
 
 class PartitionState:
-    __slots__ = ("leader", "followers", "sizes", "counts", "ends", "batches", "confirmed", "waiters", "hw",
-                 "fetch_waiters", "hw_waiters")
+    __slots__ = ("leader", "followers", "sizes", "counts", "ends", "written", "batches", "confirmed", "waiters",
+                 "hw", "fetch_waiters", "hw_waiters")
 
     def __init__(self, replicas: list[int]):
         self.leader = replicas[0]
@@ -44,6 +44,7 @@ class PartitionState:
         self.sizes: list[int] = []                          # bytes of batch i in the leader's log
         self.counts: list[int] = []                         # its records
         self.ends: list[int] = [0]                          # records in the log up to batch i (a consumer's lag)
+        self.written: list[int] = [0]                       # bytes in the log up to batch i (the page cache)
         self.batches: list = []                             # the ProducerBatch it came from (None: written before)
         self.confirmed = {f: 0 for f in self.followers}     # batches each follower has confirmed
         self.hw = 0
@@ -90,6 +91,7 @@ class Replication:
         state.sizes.extend([size] * batches)
         state.counts.extend([records] * batches)
         state.ends.extend(range(state.ends[-1] + records, state.ends[-1] + records * batches + 1, records))
+        state.written.extend(range(state.written[-1] + size, state.written[-1] + size * batches + 1, size))
         state.batches.extend([None] * batches)
         state.confirmed = dict.fromkeys(state.followers, len(state.sizes))
         state.hw = len(state.sizes)
@@ -100,6 +102,7 @@ class Replication:
         state.sizes.append(size)
         state.counts.append(records)
         state.ends.append(state.ends[-1] + records)
+        state.written.append(state.written[-1] + size)
         state.batches.append(batch)
         if not state.followers:
             state.raise_hw(len(state.sizes))
@@ -213,7 +216,7 @@ class Replication:
                                nbytes + size)
                 yield env.timeout(end - env.now + answer)
                 yield from follower_host.run(append)
-            self.cluster.brokers[follower].disk.reserve(env.now, nbytes)
+            self.cluster.brokers[follower].page_cache.write(env.now, nbytes)
             fetched.update(taken)
             self.fetches += 1
             self.bytes += nbytes

@@ -291,8 +291,9 @@ def _clock(seconds: float) -> str:
 
 
 def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float) -> dict:
-    """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from, or else
-    the wait for fetches (round trips, fetch.max.wait.ms, the brokers' threads)."""
+    """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from, their
+    disks (data older than the page cache holds), or else the wait for fetches (round trips, fetch.max.wait.ms, the
+    brokers' threads)."""
     poll = max(c.busy_seconds for c in members) / span
     leaders = {b for c in members for b in c.leaders}
     nic = max((cluster.nic_out[b].busy_seconds / max(cluster.brokers[b].env.now, 1e-9) for b in leaders), default=0.0)
@@ -303,6 +304,11 @@ def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fet
     if nic >= SATURATED:
         return {"name": "broker NIC out", "utilisation": nic,
                 "evidence": "the leaders' NICs carry every group's reads and the followers' fetches"}
+    reads = max(cluster.brokers[b].page_cache.read_seconds / max(span, 1e-9) for b in leaders) if leaders else 0.0
+    if reads >= SATURATED:
+        return {"name": "broker disk reads", "utilisation": min(1.0, reads),
+                "evidence": "the group reads data older than the leaders' page cache holds (hardware.page_cache_gib) "
+                            "from their disks, on the network threads that also serve the producers"}
     waiting = min(1.0, fetch_latency / 1000 * fetch_rate)
     return {"name": "fetch wait", "utilisation": waiting,
             "evidence": f"the poll loop is busy {poll:.0%} of the time and waits for fetch responses "

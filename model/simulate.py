@@ -19,6 +19,7 @@ from kafkasim.model.accumulator import record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.consumer import consumer_groups, prefill
 from kafkasim.model.host import Host, Pipe, add_background
+from kafkasim.model.page_cache import PageCache
 from kafkasim.model.producer import MBIT, KafkaProducer
 from kafkasim.model.records import Records
 from kafkasim.model.replication import Replication, assign_replicas
@@ -88,7 +89,8 @@ class Cluster:
             self.brokers.append(Broker(
                 env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
                 s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers + consumer_connections,
-                Pipe(f"broker-{b} disk", hw[b]["disk_mb_s"] * 1e6),
+                PageCache(Pipe(f"broker-{b} disk", hw[b]["disk_mb_s"] * 1e6), hw[b]["page_cache_gib"] * 2**30,
+                          hw[b]["dirty_ratio"], hosted[b]),
                 self.replication, np.random.default_rng(rng.integers(2**63)),
                 (bg_io, (hosted[b] + bg) * hw[b].seconds("broker.partition_us"))
                 if (bg or hw[b]["broker.partition_us"]) and b not in self.offline else None,

@@ -112,3 +112,22 @@ def test_end_to_end_latency_counts_records_sent_once_the_group_reads():
     late = simulate(scenario(base)).consumers[0]
     assert late["perf_test"]["records"] == 12_000 and late["perf_test"]["rebalance_ms"] >= 3000
     assert late["end_to_end_ms"]["p99"] < 100       # steady state, not the 3 s of backlog
+
+
+def test_a_consumer_lagging_past_the_page_cache_reads_the_disk_and_slows_the_producers():
+    """A group catching up from the start of 150 MB while producers write 40 MB/s to a 100 MB/s disk: with a
+    50 MiB page cache it reads most of the backlog from the disk, which pushes the writeback back until appends
+    wait for it (and its reads hold the network threads); with the whole log cached nothing changes for them."""
+    base = {"workload.records": 120_000, "workload.throughput": 40_000, "workload.record_size": 1000,
+            "topic.partitions": 1, "consumers.groups": 1, "consumers.prefilled_records": 150_000,
+            "consumer.auto.offset.reset": "earliest", "cluster.broker.group.initial.rebalance.delay.ms": 0,
+            "hardware.profile": "generic-server", "hardware.disk_mb_s": 100}
+    cached = capture(scenario(base, **{"hardware.page_cache_gib": 5}))
+    lagging = capture(scenario(base, **{"hardware.page_cache_gib": 0.05}))
+    [broker_cached], [broker_lagging] = cached.cluster.brokers, lagging.cluster.brokers
+    assert broker_cached.page_cache.read_bytes == 0 and broker_cached.disk_wait_seconds == 0
+    assert broker_lagging.page_cache.read_bytes > 50e6            # most of the prefilled 150 MB came from the disk
+    assert broker_lagging.disk_wait_seconds > 0                   # and the producers' appends waited for it
+    assert lagging.result.perf_test["p99_ms"] > 2 * cached.result.perf_test["p99_ms"]
+    slow, fast = (r.result.consumers[0]["metrics"]["fetch-latency-avg"] for r in (lagging, cached))
+    assert slow > 1.3 * fast                                      # its own fetches wait for the disk

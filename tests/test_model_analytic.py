@@ -21,6 +21,7 @@ import simpy
 
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.host import Host, Pipe
+from kafkasim.model.page_cache import PageCache
 
 from conftest import capture, example, run, scenario
 
@@ -74,7 +75,8 @@ def broker_queue(rho: float, cv: float, connections: int, n: int, seed: int) -> 
     costs = BrokerCosts(network_request=0.0, network_byte=0.0, request=SERVICE, batch=0.0, record=0.0, byte=0.0,
                         recompress_byte=0.0, service_cv=cv)
     broker = Broker(env, 0, Host(env, "broker", 0), costs, network_threads=connections, io_threads=1,
-                    connections=connections, disk=Pipe("disk", 1e15), replication=StubLog(),
+                    connections=connections, page_cache=PageCache(Pipe("disk", 1e15), 2**30, 20, 1),
+                    replication=StubLog(),
                     rng=np.random.default_rng([seed, 1]))
     conns = [StubConnection(env, i) for i in range(connections)]
     for conn in conns:

@@ -1,0 +1,43 @@
+"""A broker's page cache (docs/kafka-internals.md §10).
+
+Appends land in memory and are written back to the disk in order; once the data not yet written back reaches
+vm.dirty_ratio of the cache, appends wait for the disk. A fetch of data the cache no longer holds (a consumer that
+lags by more than the cache) reads it from the disk: inside sendfile, on the network thread that sends the
+response. The I/O scheduler lets reads go ahead of writeback, which they push back by their own time.
+"""
+from __future__ import annotations
+
+from kafkasim.model.host import Pipe
+
+
+class PageCache:
+    def __init__(self, disk: Pipe, size_bytes: float, dirty_ratio: float, logs: int):
+        self.disk = disk
+        self.size = size_bytes
+        self.dirty_limit = size_bytes * dirty_ratio / 100.0
+        self.logs = max(1, logs)          # the replicas it holds: each log gets an even share of the cache
+        self.reads_free_at = 0.0
+        self.read_bytes = 0
+        self.read_seconds = 0.0
+
+    def write(self, now: float, nbytes: int) -> float:
+        """`nbytes` appended at `now`; returns how long the append must wait for the disk (> 0 once the dirty
+        data reaches its limit)."""
+        self.disk.reserve(now, nbytes)
+        return self.disk.free_at - now - self.dirty_limit / self.disk.rate
+
+    def uncached(self, written: list[int], first: int, last: int) -> int:
+        """Bytes of a log's batches first..last-1 (`written`: the log's bytes up to each batch) that are older
+        than the log's share of the cache."""
+        oldest_cached = written[-1] - self.size / self.logs
+        return int(max(0.0, min(written[last], oldest_cached) - written[first]))
+
+    def read(self, now: float, nbytes: int) -> float:
+        """Read `nbytes` from the disk, after the reads before it; returns when they are in memory."""
+        seconds = nbytes / self.disk.rate
+        self.reads_free_at = max(now, self.reads_free_at) + seconds
+        self.disk.free_at = max(self.disk.free_at, now) + seconds
+        self.disk.busy_seconds += seconds
+        self.read_bytes += nbytes
+        self.read_seconds += seconds
+        return self.reads_free_at
