@@ -213,6 +213,21 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
     return out
 
 
+def consumer_costs(reads: list[dict], costs: dict[str, Cost], idle: float = 0.0) -> tuple[dict[str, Cost], dict]:
+    """The Java consumer's costs from reads of HostCosts topics (a warm consumer polling on the measured thread):
+    per fetch, record and byte (bytes-consumed-total); and the leader's CPU per consumer fetch beyond its network
+    threads' per-request and per-byte costs (`costs`, from the produce runs) and an idle broker's (`idle` cores) —
+    the model's broker.fetch_us — kept as a note beside the value the follower fetches give."""
+    consumer = {"consumer.fetch_us": np.array([r["fetch-total"] for r in reads]),
+                "consumer.record_us": np.array([r["records"] for r in reads]),
+                "consumer.byte_ns": np.array([r["bytes-consumed-total"] for r in reads])}
+    measured = regress(np.array([r["poll_cpu_s"] for r in reads]), consumer, _units(consumer))
+    network = costs["broker.network_request_us"].value * US, costs["broker.network_byte_ns"].value * NS
+    served = [(_work(b) - idle * r["seconds"] - network[0] * r["fetch-total"] - network[1] * r["bytes-consumed-total"])
+              / r["fetch-total"] * 1e6 for r in reads for b in [max(r["brokers"], key=_work)]]
+    return measured, {"broker_fetch_us_from_consumer_reads": round(float(np.median(served)), 1)}
+
+
 def client_costs(runs: list[dict]) -> dict[str, Cost]:
     """A Python client's costs (kafka-python: its main thread is the worker, its I/O thread the Sender) from its
     perf-test runs' thread CPU and counters: worker per record and byte; Sender per request, record and byte."""

@@ -13,7 +13,7 @@ import simpy
 import yaml
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import US, NS, client_costs, host_costs, profile_sections
+from kafkasim.calibration.host_costs import US, NS, Cost, client_costs, consumer_costs, host_costs, profile_sections
 from kafkasim.model.hardware import HARDWARE_FIELDS
 from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
@@ -156,6 +156,34 @@ def test_a_python_clients_costs_come_from_its_threads():
         assert costs[key].value == pytest.approx(value, rel=1e-3), key
 
 
+def test_a_consumers_costs_come_from_its_poll_loop_and_the_leaders_from_its_threads():
+    """The matrix's reads (record sizes × fetch sizes) separate the consumer's CPU per fetch, record and byte; the
+    leader's CPU per consumer fetch is what its threads took beyond the network threads' measured costs and an idle
+    broker's."""
+    true = {"consumer.fetch_us": 50.0, "consumer.record_us": 0.15, "consumer.byte_ns": 0.8}
+    network = {"broker.network_request_us": Cost(27.0, 1.0, 9), "broker.network_byte_ns": Cost(0.5, 0.1, 9)}
+    idle, fetch_us = 0.02, 170.0
+    reads = []
+    for run in [r for r in MATRIX if r.consume]:
+        n = run.records * 1.25
+        nbytes = n * (run.size + 70)
+        for fetch_size in run.consume:
+            fetches = -(-nbytes // max(fetch_size, run.batch))
+            seconds = n / 200_000
+            leader = (fetches * (fetch_us + network["broker.network_request_us"].value) * US
+                      + nbytes * network["broker.network_byte_ns"].value * NS + idle * seconds)
+            reads.append({"records": n, "bytes-consumed-total": nbytes, "fetch-total": fetches, "seconds": seconds,
+                          "poll_cpu_s": fetches * true["consumer.fetch_us"] * US + n * true["consumer.record_us"] * US
+                          + nbytes * true["consumer.byte_ns"] * NS,
+                          "brokers": [{"process_cpu_s": leader}, {"process_cpu_s": idle * seconds}]})
+    costs, notes = consumer_costs(reads, network, idle)
+    for key, value in true.items():
+        assert costs[key].value == pytest.approx(value, rel=1e-3), key
+    assert notes["broker_fetch_us_from_consumer_reads"] == pytest.approx(fetch_us, rel=1e-3)
+    hardware, java, _ = profile_sections(costs, {k: f.default for k, f in HARDWARE_FIELDS.items()})
+    assert set(java) == set(true) and not hardware           # the consumer's costs are the Java client's
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -221,6 +249,9 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
     runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
     assert [r["id"] for r in runs] == [r.id for r in MATRIX] + ["perf-test-cold"] + [r.id for r in PYTHON_RUNS]
+    reads = [read for r in runs for read in r.get("consumed", [])]
+    assert len(reads) == sum(len(r.consume) for r in MATRIX) and all(r["fetch-total"] > 0 for r in reads)
+    assert java["consumer.fetch_us"] + java["consumer.record_us"] + java["consumer.byte_ns"] > 0
     assert profile["clients"]["kafka-python"]["worker.byte_ns"] >= 0
     assert runs[len(MATRIX)]["perf_test"]["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
     # the profile predicts

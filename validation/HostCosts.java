@@ -27,15 +27,20 @@ import javax.management.remote.JMXServiceURL;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -49,7 +54,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * {@code RESULT {json}} gives the measured phase: the worker's (this thread's) and the Sender's CPU, the JIT
  * compilers' CPU so far, the producer's own counters (requests, batches, bytes before and after compression,
  * request latency), the collector's CPU and the record-seconds the producer held (send() to callback), and each
- * broker's CPU by thread kind and request counts read over JMX. The payload is
+ * broker's CPU by thread kind and request counts read over JMX. With {@code consume=F1,F2,...} the topic is then
+ * read from its start by a fresh consumer once per fetch size (max.partition.fetch.bytes), each read's poll loop
+ * (this thread's) CPU, the consumer's fetches, records and bytes, and the brokers' CPU ({@code consumed}); with
+ * {@code consume_warmup=1} a first read warms the consumer's code and is left out. The payload is
  * random upper-case letters, fresh for each record, as kafka-producer-perf-test's --record-size makes it.
  *
  * After the last configuration (stdin closed), and alone with {@code --speed}: the host's speed score (a fixed piece of the client's hot paths: random payload, record
@@ -148,8 +156,77 @@ public class HostCosts {
         }
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "kafkasim-" + c.get("id"));
         out.put("measured", phase(props, topic, payload, random, records, rate, brokers, false));
+        if (c.containsKey("consume")) {
+            int partitions = c.get("assign").split("\\|").length;
+            if (c.getOrDefault("consume_warmup", "0").equals("1")) consume(bootstrap, topic, partitions, 1048576, null);
+            List<Map<String, Object>> reads = new ArrayList<>();
+            for (String fetch : c.get("consume").split(","))
+                reads.add(consume(bootstrap, topic, partitions, Integer.parseInt(fetch), brokers));
+            out.put("consumed", reads);
+        }
         out.put("jit_cpu_s", jitSeconds());
         return out;
+    }
+
+    /** A fresh consumer reads the topic from its start to its end, polling on this thread. */
+    static Map<String, Object> consume(String bootstrap, String topic, int partitions, int fetchSize,
+                                       List<Broker> brokers) throws Exception {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, String.valueOf(fetchSize));
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG, "3600000");
+        Map<String, Object> out = new LinkedHashMap<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) parts.add(new TopicPartition(topic, p));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long total = 0;
+            for (long end : consumer.endOffsets(parts).values()) total += end;
+            List<Map<String, Double>> brokersBefore = new ArrayList<>();
+            if (brokers != null) for (Broker b : brokers) brokersBefore.add(b.snapshot());
+            long cpu0 = THREADS.getCurrentThreadCpuTime(), start = System.nanoTime();
+            long records = 0, bytes = 0;
+            while (records < total) {
+                ConsumerRecords<byte[], byte[]> got = consumer.poll(java.time.Duration.ofMillis(500));
+                for (org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r : got) {
+                    records++;
+                    bytes += r.serializedValueSize();
+                }
+            }
+            out.put("fetch_size", (double) fetchSize);
+            out.put("seconds", (System.nanoTime() - start) / 1e9);
+            out.put("poll_cpu_s", (THREADS.getCurrentThreadCpuTime() - cpu0) / 1e9);
+            out.put("records", (double) records);
+            out.put("value_bytes", (double) bytes);
+            for (Map.Entry<MetricName, ? extends Metric> e : consumer.metrics().entrySet()) {
+                MetricName m = e.getKey();
+                if (m.group().equals("consumer-fetch-manager-metrics") && m.tags().size() == 1
+                        && (m.name().equals("fetch-total") || m.name().equals("bytes-consumed-total")))
+                    out.put(m.name(), ((Number) e.getValue().metricValue()).doubleValue());
+            }
+            if (brokers != null) out.put("brokers", since(brokers, brokersBefore));
+        }
+        return out;
+    }
+
+    /** Each broker's counters since `before`; a histogram's mean over the span from its all-time sums. */
+    static List<Map<String, Double>> since(List<Broker> brokers, List<Map<String, Double>> before) throws Exception {
+        List<Map<String, Double>> deltas = new ArrayList<>();
+        for (int i = 0; i < brokers.size(); i++) {
+            Map<String, Double> now = brokers.get(i).snapshot(), was = before.get(i);
+            Map<String, Double> d = new TreeMap<>();
+            for (String k : now.keySet()) d.put(k, now.get(k) - was.getOrDefault(k, 0.0));
+            for (String h : Broker.HISTOGRAMS) {
+                double count = d.getOrDefault(h + ".count", 0.0);
+                d.put(h + ".mean", count > 0 ? d.get(h + ".sum") / count : 0.0);
+            }
+            deltas.add(d);
+        }
+        return deltas;
     }
 
     /** A fresh producer: one record to connect, then n records measured. */
@@ -204,21 +281,7 @@ public class HostCosts {
                 if (k.endsWith("-total") || k.equals("batches") || k.equals("bytes") || k.equals("uncompressed"))
                     out.put(k, after.get(k) - before.getOrDefault(k, 0.0));
             out.put("request-latency-avg", after.get("request-latency-avg"));
-            if (brokers != null) {
-                List<Map<String, Double>> deltas = new ArrayList<>();
-                for (int i = 0; i < brokers.size(); i++) {
-                    Map<String, Double> now = brokers.get(i).snapshot(), was = brokersBefore.get(i);
-                    Map<String, Double> d = new TreeMap<>();
-                    for (String k : now.keySet()) d.put(k, now.get(k) - was.getOrDefault(k, 0.0));
-                    // a histogram's mean over the phase from its all-time sums
-                    for (String h : Broker.HISTOGRAMS) {
-                        double count = d.getOrDefault(h + ".count", 0.0);
-                        d.put(h + ".mean", count > 0 ? d.get(h + ".sum") / count : 0.0);
-                    }
-                    deltas.add(d);
-                }
-                out.put("brokers", deltas);
-            }
+            if (brokers != null) out.put("brokers", since(brokers, brokersBefore));
         }
         return out;
     }
@@ -376,6 +439,7 @@ public class HostCosts {
             }
             out.put("produce.requests", count("RequestsPerSec", "Produce"));
             out.put("fetch_follower.requests", count("RequestsPerSec", "FetchFollower"));
+            out.put("fetch_consumer.requests", count("RequestsPerSec", "FetchConsumer"));
             String[] names = {"RequestQueueTimeMs", "ResponseQueueTimeMs", "LocalTimeMs", "TotalTimeMs"};
             for (int i = 0; i < names.length; i++) {
                 double[] h = histogram(names[i], "Produce");

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import client_costs, host_costs, profile_sections
+from kafkasim.calibration.host_costs import client_costs, consumer_costs, host_costs, profile_sections
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
 from kafkasim.validation import admin, environment, perftest, runners
@@ -49,6 +49,8 @@ class Run:
     rate: float = -1
     buffer: int = 33554432
     warmup: int | None = None        # records of the discarded warm-up (default: a quarter of the records)
+    consume: tuple[int, ...] = ()    # then read the topic once per fetch size (max.partition.fetch.bytes)
+    consume_warmup: bool = False     # after a discarded read that warms the consumer's code
 
     def line(self, scale: float, first: bool) -> str:
         records = max(2000, int(self.records * scale))
@@ -61,9 +63,12 @@ class Run:
         props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
                  "acks": self.acks, "enable.idempotence": "false", "max.in.flight.requests.per.connection": 5,
                  "buffer.memory": self.buffer}
+        reads = [f"consume={','.join(map(str, self.consume))}"] if self.consume else []
+        if self.consume_warmup:
+            reads.append("consume_warmup=1")
         return " ".join([f"id={self.id}", f"topic=kafkasim-host-{self.id}", f"assign={leader_first}",
                          f"records={records}", f"warmup={warmup}", f"size={self.size}", f"rate={self.rate * scale}",
-                         *(f"p.{k}={v}" for k, v in props.items())])
+                         *(f"p.{k}={v}" for k, v in props.items()), *reads])
 
 
 # The first run starts the JVM (its cold start is measured) and warms the brokers' produce and replication paths
@@ -74,14 +79,17 @@ class Run:
 # The second writes ≈ 6 GB through the leader first: measured on this project's VMs, once 3–4 GB had passed through
 # a broker's log since the host booted, its request handlers' kernel time per append tripled (user time the same)
 # and stayed so, whatever the retention settings; every live run after a minute's warm-up meets that state. (≈ 20 s)
+# Three of them are then read by a consumer, with small and large fetches: its costs per fetch, record and byte,
+# and the leader's per consumer fetch (≈ 10 s in all).
+CONSUMER_FETCHES = (65536, 1048576)
 MATRIX = (
     Run("warm-s1k-b64k-p3-r3", 1000, 150_000, acks="all", partitions=3, replicas=3),
     Run("s4k-b64k-sustained", 4000, 50_000, warmup=1_500_000),
-    Run("s512-b64k", 512, 300_000),
+    Run("s512-b64k", 512, 300_000, consume=CONSUMER_FETCHES, consume_warmup=True),
     Run("s100-b16k-l0", 100, 400_000, batch=16384, linger=0),
-    Run("s100-b256k", 100, 500_000, batch=262144, linger=10),
+    Run("s100-b256k", 100, 500_000, batch=262144, linger=10, consume=CONSUMER_FETCHES),
     Run("s1k-b16k-l0", 1000, 150_000, batch=16384, linger=0),
-    Run("s1k-b256k", 1000, 200_000, batch=262144, linger=10),
+    Run("s1k-b256k", 1000, 200_000, batch=262144, linger=10, consume=CONSUMER_FETCHES),
     Run("s1k-b64k-p6", 1000, 200_000, partitions=6),
     Run("s256-b16k-p12", 256, 300_000, batch=16384, partitions=12),
     Run("s1k-b64k-lz4", 1000, 200_000, codec="lz4"),
@@ -298,6 +306,12 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
     defaults = {k: f.default for k, f in HARDWARE_FIELDS.items()}
     hardware, java, errors = profile_sections(costs, defaults)
     python_runs = [r["python"] for r in runs if "python" in r and r["python"].get("request-total")]
+    reads = [read for r in runs for read in r.get("consumed", [])]
+    if reads:
+        measured, consumer_notes = consumer_costs(reads, costs, notes["idle_broker_cores"])
+        costs, notes = {**costs, **measured}, {**notes, **consumer_notes}
+        _, consumer_java, consumer_errors = profile_sections(measured, defaults)
+        java, errors = {**java, **consumer_java}, {**errors, **consumer_errors}
     clients = {"java": java}
     if python_runs:
         _, clients["kafka-python"], python_errors = profile_sections(client_costs(python_runs), defaults)
