@@ -103,9 +103,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
               f"{100 * summary['unthrottled_mdape']:.1f} % beside a noise floor of "
               f"{100 * summary['unthrottled_noise_floor']:.1f} %, worst {100 * summary['unthrottled_worst']:+.1f} % "
               f"({summary['unthrottled_worst_config']})")
+    ratios = ("" if math.isnan(summary["p50_ratio_median"]) else       # (consumer runs have no latency)
+              f"  p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
     print(f"held-out throughput error (median abs): {100 * summary['throughput_mdape']:.1f} %  "
-          f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %  "
-          f"p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
+          f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %{ratios}")
     if "session_noise_mdape" in summary:
         print(f"another session: {100 * summary['session_noise_mdape']:.1f} % from the reference runs; "
               f"model error against it {100 * summary['throughput_mdape_remeasured']:.1f} %")

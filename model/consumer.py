@@ -36,6 +36,9 @@ class ConsumerCosts:
     record: float    # per record poll() returns (the record's objects, its batch's share of the CRC check)
     byte: float      # per byte fetched (CRC32C, copying the values out)
     app: float       # the application's own CPU per record, between polls
+    decompress: float = 0.0   # per uncompressed byte of a compressed batch: the codec's decompression, which the
+                              # leader's validation measures (compression.<codec>.validate_ns)
+    record_bytes: int = 0     # a record's uncompressed bytes in its batch
 
 
 @dataclass
@@ -125,7 +128,8 @@ class KafkaConsumer:
                     continue
             # poll(): up to max.poll.records from the completed fetches, parsed as they are collected
             records, nbytes, taken = self._collect(s.max_poll_records)
-            yield from self._work(records * self.costs.record + nbytes * self.costs.byte)
+            c = self.costs
+            yield from self._work(records * (c.record + c.record_bytes * c.decompress) + nbytes * c.byte)
             self.last_at = env.now
             self.consumed += records
             self.bytes += nbytes
@@ -214,8 +218,11 @@ def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None
     """Every group's instances, each with its share of the partitions, on a client host of its own (or the shared
     one), in a JVM of its own whose compilers take that host's cores as a producer's do."""
     c, hw = s.consumers, s.hardware
+    codec = s.producer.compression_type
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
-                          hw.seconds("consumer.byte_ns"), c.app_record_us * 1e-6)
+                          hw.seconds("consumer.byte_ns"), c.app_record_us * 1e-6,
+                          hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
+                          int(record_bytes(np.array([s.workload.record_size]), s.workload.key_size)[0]))
     one_way = one_way_seconds(s)
     # find the coordinator, join and sync the group, fetch its offsets: a round trip each, after the client's start
     join = (hw.seconds("consumer.join_ms") + s.cluster.broker.group_initial_rebalance_delay_ms / 1000.0
