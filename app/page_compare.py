@@ -145,6 +145,10 @@ def render() -> None:
     st.subheader("Side by side")
     table = _table(names, runs)
     st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)
+    groups = ui_charts.compare_consumers_table({n: r.result.consumers for n, r in zip(names, runs)})
+    if not groups.empty:
+        st.markdown("**Consumer groups**")
+        st.dataframe(groups, hide_index=True, width="stretch")
     diff_rows = {}
     for i in range(1, len(scenarios)):
         for key, x, y in compare_reason.differences(scenarios[0].flat(), scenarios[i].flat()):

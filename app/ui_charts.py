@@ -140,14 +140,26 @@ def error_by_factor_chart(df: pd.DataFrame) -> alt.Chart:
         x="independent")
 
 
+def compare_consumers_table(by_scenario: dict[str, list[dict]]) -> pd.DataFrame:
+    """Every scenario's consumer groups, one row each, the scenario first."""
+    frames = [consumers_table(groups).assign(scenario=name) for name, groups in by_scenario.items() if groups]
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    return table[["scenario"] + [c for c in table.columns if c != "scenario"]]
+
+
 def consumers_table(groups: list[dict]) -> pd.DataFrame:
-    """One row a consumer group: its read rate, fetches, lag and end-to-end latency."""
+    """One row a consumer group: its read rate, fetches, lag and end-to-end latency, rounded as one reads them."""
     rows = []
     for g in groups:
         p, m, e2e = g["perf_test"], g["metrics"], g["end_to_end_ms"] or {}
-        rows.append({"group": g["group"], "instances": g["instances"], "records/s (fetch)": p["fetch_records_per_sec"],
-                     "MB/s": p["mb"] / max(p["fetch_ms"], 1) * 1000, "rebalance ms": p["rebalance_ms"],
-                     "fetch-latency-avg ms": m["fetch-latency-avg"], "records-per-request-avg":
-                     m["records-per-request-avg"], "records-lag-max": m["records-lag-max"],
-                     "end-to-end p50 ms": e2e.get("p50"), "end-to-end p99 ms": e2e.get("p99")})
+        ms = lambda x: None if x is None else round(x, 1)                                          # noqa: E731
+        rows.append({"group": g["group"], "instances": g["instances"],
+                     "records/s (fetch)": round(p["fetch_records_per_sec"]),
+                     "MB/s": round(p["mb"] / max(p["fetch_ms"], 1) * 1000, 1), "rebalance ms": p["rebalance_ms"],
+                     "fetch-latency-avg ms": ms(m["fetch-latency-avg"]),
+                     "records-per-request-avg": round(m["records-per-request-avg"], 1),
+                     "records-lag-max": int(m["records-lag-max"]),
+                     "end-to-end p50 ms": ms(e2e.get("p50")), "end-to-end p99 ms": ms(e2e.get("p99"))})
     return pd.DataFrame(rows)

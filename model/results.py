@@ -290,10 +290,12 @@ def _clock(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000)) + f":{ms % 1000:03d}"
 
 
-def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float) -> dict:
+def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float,
+                        behind: float | None = None) -> dict:
     """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from, their
     disks (data older than the page cache holds), or else the wait for fetches (round trips, fetch.max.wait.ms, the
-    brokers' threads)."""
+    brokers' threads) — unless it tails producers and keeps up with them (`behind`: how long after the producers'
+    last acknowledgement it read its last record)."""
     poll = max(c.busy_seconds for c in members) / span
     leaders = {b for c in members for b in c.leaders}
     nic = max((cluster.nic_out[b].busy_seconds / max(cluster.brokers[b].env.now, 1e-9) for b in leaders), default=0.0)
@@ -309,6 +311,11 @@ def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fet
         return {"name": "broker disk reads", "utilisation": min(1.0, reads),
                 "evidence": "the group reads data older than the leaders' page cache holds (hardware.page_cache_gib) "
                             "from their disks, on the network threads that also serve the producers"}
+    if behind is not None and behind <= max(0.1, 0.05 * span):
+        return {"name": "none: keeps up with the producers", "utilisation": poll,
+                "evidence": f"it read the last record {max(0.0, behind) * 1000:.0f} ms after the producers' last "
+                            f"acknowledgement; its poll loop is busy {poll:.0%} of the time, a fetch takes "
+                            f"{fetch_latency:.2f} ms"}
     waiting = min(1.0, fetch_latency / 1000 * fetch_rate)
     return {"name": "fetch wait", "utilisation": waiting,
             "evidence": f"the poll loop is busy {poll:.0%} of the time and waits for fetch responses "
@@ -316,7 +323,8 @@ def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fet
                         f"partitions per broker keep more in flight"}
 
 
-def consumer_report(s, consumers, send_start: np.ndarray, value_size: np.ndarray, cluster) -> list[dict]:
+def consumer_report(s, consumers, send_start: np.ndarray, value_size: np.ndarray, cluster,
+                    last_ack: float | None = None) -> list[dict]:
     """Per group: ConsumerPerformance's line (start at 0, the consumers' start; end at the last record; bytes are
     the values'), the consumer's fetch metrics over the group, the end-to-end latency of our producers' records
     sent after the group joined (send() to the poll() that returned them), and what limits the group."""
@@ -362,7 +370,8 @@ def consumer_report(s, consumers, send_start: np.ndarray, value_size: np.ndarray
                    "p99": float(np.percentile(lat, 99)), "p999": float(np.percentile(lat, 99.9)),
                    "max": float(lat.max())}
         bottleneck = consumer_bottleneck(members, cluster, span, metrics["fetch-latency-avg"],
-                                         len(fetches) / span / max(1, len(members)))
+                                         len(fetches) / span / max(1, len(members)),
+                                         None if last_ack is None else end - last_ack)
         out.append({"group": g, "instances": len(members), "partitions": sum(len(c.partitions) for c in members),
                     "bottleneck": bottleneck,
                     "perf_test": {"line": line, "records": records, "mb": mb, "mb_per_sec": mb / seconds,
@@ -425,7 +434,9 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         records_failed=failed, steady_records_per_sec=steady_rate(completed),
         timeline=timeline(batches, requests, env.now),
         latencies_ms=latency,
-        consumers=consumer_report(s, consumers, records.send_start, records.value_size, cluster) if consumers else [],
+        consumers=consumer_report(s, consumers, records.send_start, records.value_size, cluster,
+                                  float(np.nanmax(completed)) if s.producers and ok.any() else None)
+        if consumers else [],
     )
 
 

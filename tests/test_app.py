@@ -322,6 +322,14 @@ def test_compare_three_scenarios():
     assert {"A: records/s", "B: records/s", "C: records/s"} <= {m.label for m in at.metric}
 
 
+def test_compare_shows_every_scenarios_consumer_groups():
+    at = compare("kontur-2020/I;consumers.groups=1", "kontur-2020/I;consumers.groups=2")
+    no_traceback(at)
+    table = next(df.value for df in at.dataframe if "end-to-end p99 ms" in df.value.columns)
+    assert list(table["scenario"]) == ["A", "B", "B"] and list(table["group"]) == [0, 0, 1]
+    assert (table["records/s (fetch)"] > 0).all()
+
+
 # --- the whole app and the command ------------------------------------------------------------------------------
 
 def test_the_app_file_runs():

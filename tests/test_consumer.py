@@ -131,3 +131,13 @@ def test_a_consumer_lagging_past_the_page_cache_reads_the_disk_and_slows_the_pro
     assert lagging.result.perf_test["p99_ms"] > 2 * cached.result.perf_test["p99_ms"]
     slow, fast = (r.result.consumers[0]["metrics"]["fetch-latency-avg"] for r in (lagging, cached))
     assert slow > 1.3 * fast                                      # its own fetches wait for the disk
+
+
+def test_a_tailing_group_that_keeps_up_is_not_limited_and_a_slow_one_names_its_poll_loop():
+    base = {"workload.records": 20_000, "workload.throughput": 10_000, "topic.partitions": 1, "consumers.groups": 1,
+            "consumer.auto.offset.reset": "earliest", "cluster.broker.group.initial.rebalance.delay.ms": 0,
+            "hardware.profile": "generic-server"}
+    keeping_up = simulate(scenario(base)).consumers[0]["bottleneck"]
+    slow = simulate(scenario(base, **{"consumers.app_record_us": 300})).consumers[0]["bottleneck"]
+    assert keeping_up["name"] == "none: keeps up with the producers"
+    assert slow["name"] == "consumer poll loop" and slow["utilisation"] > 0.85
