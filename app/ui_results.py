@@ -6,7 +6,7 @@ import streamlit as st
 
 from kafkasim.app import ui_charts
 from kafkasim.app.ui_run import Run
-from kafkasim.model.results import CONSUMER_PERF_HEADER
+from kafkasim.model.consumer_report import CONSUMER_PERF_HEADER
 
 
 TABS = ["Latency CDF", "Backlog and in-flight timeline", "Producer metrics", "Brokers"]

@@ -16,7 +16,7 @@ from typing import Generator
 import numpy as np
 import simpy
 
-from kafkasim.model.host import Host, Pipe, Slots, done, maybe_slots, wait_for
+from kafkasim.model.host import Host, Slots, done, maybe_slots, wait_for
 from kafkasim.model.network import Connection, ProduceRequest, RequestTimes, RESPONSE_BYTES_PER_PARTITION
 from kafkasim.model.page_cache import PageCache
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kafkasim.model.consumer import assign
-from kafkasim.model.results import CONSUMER_PERF_HEADER
+from kafkasim.model.consumer_report import CONSUMER_PERF_HEADER
 from kafkasim.model.scenario import ScenarioError
 from kafkasim.model.simulate import simulate
 
