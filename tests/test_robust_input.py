@@ -2,6 +2,7 @@
 handled as Kafka would."""
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -50,6 +51,26 @@ def test_free_base_port_skips_a_block_in_use():
         s.bind(("127.0.0.1", base))
         s.listen()
         assert cl.free_base_port(base, 1, step=1000) == base + 1000
+
+
+def test_free_base_port_skips_a_block_another_live_process_claimed(tmp_path, monkeypatch):
+    """Two clusters started at once: the first has chosen its block but not yet bound its ports (its nodes are
+    still being formatted); the second must not take the same block."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    base = cl.free_base_port(34000, 1)
+    (tmp_path / "kafkasim" / "port-claims" / str(base)).unlink()         # ours: leave it to the other process
+    other = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                              "from kafkasim.validation import cluster as cl\n"
+                              f"print(cl.free_base_port({base}, 1), flush=True)\n"
+                              "time.sleep(30)"], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    try:
+        assert int(other.stdout.readline()) == base
+        assert cl.free_base_port(base, 1, step=1000) == base + 1000      # claimed by a live process
+    finally:
+        other.kill()
+        other.wait()
+    assert cl.free_base_port(base, 1, step=1000) == base                 # its owner gone, the claim is stale
 
 
 def test_the_band_keeps_its_warm_up_inside_its_run_and_its_percentiles_in_order():

@@ -366,11 +366,47 @@ def busy_port(base: int, brokers: int) -> int | None:
 
 
 def free_base_port(start: int, brokers: int = 3, step: int = 1000, tries: int = 20) -> int:
-    """The first of start, start + step, … whose ports are all free (each private cluster its own ports)."""
+    """The first of start, start + step, … whose ports are all free and that no other live process has claimed,
+    claimed now for this process (each private cluster its own ports: a cluster binds them only seconds after its
+    block is chosen, once its nodes are formatted and started)."""
     for k in range(tries):
-        if busy_port(start + k * step, brokers) is None:
-            return start + k * step
+        base = start + k * step
+        if busy_port(base, brokers) is None and _claim(base):
+            return base
     raise UserError(f"no free block of ports from {start} in steps of {step}; choose one with --base-port")
+
+
+def _claim(base: int) -> bool:
+    """Claim the block at `base` for this process (a file naming its pid); False if a live process holds it."""
+    claims = cache_dir() / "port-claims"
+    claims.mkdir(parents=True, exist_ok=True)
+    path = claims / str(base)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                owner, age = int(path.read_text() or 0), time.time() - path.stat().st_mtime
+            except (OSError, ValueError):
+                owner, age = 0, 0.0
+            if (owner and owner != os.getpid() and _alive(owner)) or (not owner and age < 5):
+                return False      # (a claim made this instant may not hold its pid yet)
+            path.unlink(missing_ok=True)      # a dead process's claim, or our own earlier one: take it anew
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def jmx_flags(port: int) -> list[str]:
