@@ -228,6 +228,17 @@ def consumer_costs(reads: list[dict], costs: dict[str, Cost], idle: float = 0.0)
     return measured, {"broker_fetch_us_from_consumer_reads": round(float(np.median(served)), 1)}
 
 
+def consumer_cold(reads: list[dict], costs: dict[str, Cost]) -> Cost:
+    """consumer.cold_cpu_ms: what a fresh consumer JVM's poll thread spends reading a topic beyond its warm costs
+    (`costs`), from two fresh reads — one record (start, construction, join, a first fetch) and every record — as
+    the difference of their main threads' CPU less the warm costs of what the longer one did beyond the shorter."""
+    short, full = reads
+    warm = sum(costs[key].value * unit * (full[count] - short[count]) for key, count, unit in (
+        ("consumer.fetch_us", "fetch-total", US), ("consumer.record_us", "records", US),
+        ("consumer.byte_ns", "bytes-consumed-total", NS)))
+    return Cost(max(0.0, 1000 * (full["main_cpu_s"] - short["main_cpu_s"] - warm)), 0.0, 2)
+
+
 def client_costs(runs: list[dict]) -> dict[str, Cost]:
     """A Python client's costs (kafka-python: its main thread is the worker, its I/O thread the Sender) from its
     perf-test runs' thread CPU and counters: worker per record and byte; Sender per request, record and byte."""

@@ -9,6 +9,9 @@ it, an I/O thread reads the log up to the high watermark, at least one batch per
 max.partition.fetch.bytes and fetch.max.bytes in all, and the response is parked until fetch.min.bytes are there
 or fetch.max.wait.ms passes.
 
+A fresh consumer JVM's poll loop runs cold code at first: COLD_SLOWDOWN times its warm cost until it has spent
+consumer.cold_cpu_ms more (measured by `calibrate host` from two fresh kafka-consumer-perf-test reads).
+
 Simplified: the group joins once, at the start (consumer.join_ms on the client, plus the coordinator's
 group.initial.rebalance.delay.ms); no rebalances, commits or heartbeats; fetch sessions are not modelled; reads
 come from the page cache.
@@ -26,6 +29,9 @@ from kafkasim.model.host import Host, transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
 
+# A cold poll thread's speed against its warm speed (Simplified: one factor until consumer.cold_cpu_ms is spent;
+# HotSpot's C1 code runs at roughly half of C2's on such loops).
+COLD_SLOWDOWN = 2.0
 FETCH_REQUEST_BYTES = 100         # a fetch request with one partition; + 30 per extra partition
 FETCH_PARTITION_BYTES = 30
 
@@ -39,6 +45,7 @@ class ConsumerCosts:
     decompress: float = 0.0   # per uncompressed byte of a compressed batch: the codec's decompression, which the
                               # leader's validation measures (compression.<codec>.validate_ns)
     record_bytes: int = 0     # a record's uncompressed bytes in its batch
+    cold: float = 0.0         # the poll thread's extra CPU while its code is cold (consumer.cold_cpu_ms)
 
 
 @dataclass
@@ -101,6 +108,7 @@ class KafkaConsumer:
         self.fetches: list[tuple[float, float, int, int]] = []   # (sent, received, records, bytes)
         self.polled: list[tuple[float, object]] = []             # (poll time, ProducerBatch) for end-to-end
         self.busy_seconds = 0.0
+        self.cold_left = costs.cold             # extra CPU its cold code has still to spend
         self.lag_max = 0                        # records-lag-max: records behind the high watermark after a fetch
         self.process = env.process(self.run())
 
@@ -139,6 +147,10 @@ class KafkaConsumer:
             yield from self._work(work + records * self.costs.app)
 
     def _work(self, seconds: float) -> Generator:
+        if self.cold_left > 0:          # cold code: COLD_SLOWDOWN times the warm cost until cold_left is spent
+            extra = min(self.cold_left, seconds * (COLD_SLOWDOWN - 1))
+            self.cold_left -= extra
+            seconds += extra
         self.busy_seconds += seconds
         return self.host.run(seconds)
 
@@ -222,7 +234,8 @@ def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
                           hw.seconds("consumer.byte_ns"), c.app_record_us * 1e-6,
                           hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
-                          int(record_bytes(np.array([s.workload.record_size]), s.workload.key_size)[0]))
+                          int(record_bytes(np.array([s.workload.record_size]), s.workload.key_size)[0]),
+                          hw.seconds("consumer.cold_cpu_ms") if s.client.library == "java" else 0.0)
     one_way = one_way_seconds(s)
     # find the coordinator, join and sync the group, fetch its offsets: a round trip each, after the client's start
     join = (hw.seconds("consumer.join_ms") + s.cluster.broker.group_initial_rebalance_delay_ms / 1000.0

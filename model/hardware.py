@@ -86,6 +86,10 @@ def _fields() -> dict[str, Field]:
                                 0, 10**7),
         "consumer.record_us": _f(float, 0.12, "Consumer CPU per record poll() returns.", 0, 10**6),
         "consumer.byte_ns": _f(float, 0.83, "Consumer CPU per byte fetched (CRC32C, copying values out).", 0, 10**6),
+        "consumer.cold_cpu_ms": _f(float, 0.0, "CPU a fresh consumer JVM's poll thread spends reading beyond its "
+                                   "warm costs while its code is cold (interpreted, then C1 code): it runs at half "
+                                   "speed until it has spent this much more. `kafkasim calibrate host` measures it "
+                                   "with two fresh kafka-consumer-perf-test reads.", 0, 10**7),
         "consumer.join_ms": _f(float, 250.0, "From a consumer's start to its partitions assigned, beyond the "
                                "coordinator's delay and round trips (perf-test's rebalance.time.ms).", 0, 10**7),
         # sender thread

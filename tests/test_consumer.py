@@ -141,3 +141,15 @@ def test_a_tailing_group_that_keeps_up_is_not_limited_and_a_slow_one_names_its_p
     slow = simulate(scenario(base, **{"consumers.app_record_us": 300})).consumers[0]["bottleneck"]
     assert keeping_up["name"] == "none: keeps up with the producers"
     assert slow["name"] == "consumer poll loop" and slow["utilisation"] > 0.85
+
+
+def test_a_cold_poll_loop_spends_its_extra_cpu_at_half_speed_and_then_runs_warm():
+    """A poll-bound catch-up read (the application's 20 us a record) with 200 ms of cold CPU: its poll thread's
+    busy time grows by exactly that, and its read takes about that much longer."""
+    base = {**CATCH_UP, "consumers.app_record_us": 20, "consumers.prefilled_records": 100_000}
+    warm = capture(scenario(base))
+    cold = capture(scenario(base, **{"hardware.consumer.cold_cpu_ms": 200}))
+    [w], [c] = warm.consumers, cold.consumers
+    assert c.busy_seconds - w.busy_seconds == pytest.approx(0.2, rel=1e-6) and c.cold_left == 0
+    slower = c.last_at - w.last_at
+    assert 0.15 < slower < 0.25

@@ -13,7 +13,8 @@ import simpy
 import yaml
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import US, NS, Cost, client_costs, consumer_costs, host_costs, profile_sections
+from kafkasim.calibration.host_costs import (US, NS, Cost, client_costs, consumer_cold, consumer_costs, host_costs,
+                                             profile_sections)
 from kafkasim.model.hardware import HARDWARE_FIELDS
 from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
@@ -184,6 +185,16 @@ def test_a_consumers_costs_come_from_its_poll_loop_and_the_leaders_from_its_thre
     assert set(java) == set(true) and not hardware           # the consumer's costs are the Java client's
 
 
+def test_a_fresh_consumers_cold_cpu_is_what_its_long_read_took_beyond_its_short_one_and_its_warm_costs():
+    warm = {"consumer.fetch_us": Cost(150.0, 1, 6), "consumer.record_us": Cost(0.2, 0.01, 6),
+            "consumer.byte_ns": Cost(0.7, 0.05, 6)}
+    start, cold = 1.5, 0.125
+    short = {"records": 1, "fetch-total": 1, "bytes-consumed-total": 1100, "main_cpu_s": start}
+    full = {"records": 300_000, "fetch-total": 294, "bytes-consumed-total": 3.03e8}
+    full["main_cpu_s"] = start + cold + ((294 - 1) * 150e-6 + (300_000 - 1) * 0.2e-6 + (3.03e8 - 1100) * 0.7e-9)
+    assert consumer_cold([short, full], warm).value == pytest.approx(125.0, rel=1e-6)
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -252,6 +263,7 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     reads = [read for r in runs for read in r.get("consumed", [])]
     assert len(reads) == sum(len(r.consume) for r in MATRIX) and all(r["fetch-total"] > 0 for r in reads)
     assert java["consumer.fetch_us"] + java["consumer.record_us"] + java["consumer.byte_ns"] > 0
+    assert java["consumer.cold_cpu_ms"] >= 0 and len(runs[len(MATRIX)]["perf_test"]["consumer_reads"]) == 2
     assert profile["clients"]["kafka-python"]["worker.byte_ns"] >= 0
     assert runs[len(MATRIX)]["perf_test"]["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
     # the profile predicts

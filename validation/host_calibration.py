@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import client_costs, consumer_costs, host_costs, profile_sections
+from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consumer_costs, host_costs,
+                                             profile_sections)
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
-from kafkasim.validation import admin, environment, perftest, runners
+from kafkasim.validation import admin, consumerperf, environment, perftest, runners
 from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
@@ -215,7 +216,9 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
         now = threads.sample(pid)
         if now and "sender" in now and not at_start:
             at_start.update(now)
-    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, watch)
+    reads: list[dict] = []
+    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, watch,
+                       then=lambda: reads.extend(_cold_reads(lib, cluster, "kafkasim-host-perf-test", records)))
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
@@ -224,7 +227,31 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
                           "threads_at_start": {k: round(v, 3) for k, v in at_start.items()},
                           "request-total": metric("request-total"), "batch-size-avg": metric("batch-size-avg"),
                           "outgoing-byte-total": metric("outgoing-byte-total"),
-                          "record-send-total": metric("record-send-total")}}
+                          "record-send-total": metric("record-send-total"),
+                          "consumer_reads": reads}}
+
+
+def _cold_reads(lib: Path, cluster: Cluster, topic: str, records: int) -> list[dict]:
+    """kafka-consumer-perf-test in two fresh JVMs reading the topic: one record (the JVM's start, the consumer's
+    construction, the group's join and a first fetch) and every record; each one's main-thread CPU and counts."""
+    out = []
+    for n in (1, records):
+        threads = environment.ThreadCpu()
+        args = ["--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records", str(n),
+                "--group", f"kafkasim-host-cold-{n}", "--timeout", str(consumerperf.IDLE_TIMEOUT_MS),
+                "--print-metrics"]
+        cmd = java_command(lib, "org.apache.kafka.tools.ConsumerPerformance", args, heap=CLIENT_HEAP)
+        run = runners.run(cmd, 120 + n / 1000, threads.sample)
+        parsed = consumerperf.parse(run.stdout)
+        if run.exit_status != 0 or parsed.result() is None:
+            raise LiveError(f"calibrate host: a fresh kafka-consumer-perf-test reading {n} records failed: "
+                            f"{(run.stderr.strip().splitlines() or ['no output'])[-1]}")
+        metric = lambda name: parsed.metrics.get(f"consumer-fetch-manager-metrics:{name}") or 0.0   # noqa: E731
+        out.append({"records": metric("records-consumed-total"), "fetch-total": metric("fetch-total"),
+                    "bytes-consumed-total": metric("bytes-consumed-total"),
+                    "main_cpu_s": threads.totals.get("worker", 0.0),
+                    "threads": {k: round(v, 3) for k, v in threads.totals.items()}})
+    return out
 
 
 # kafka-python, which kafkasim installs: record sizes and batch sizes enough to separate its per-record, per-byte
@@ -261,18 +288,21 @@ def _perf_args(cluster: Cluster, run: Run, topic: str, records: int, codec: bool
             "--command-property", *(f"{k}={v}" for k, v in props.items())]
 
 
-def _tool_run(lib: Path, cluster: Cluster, run: Run, topic: str, cmd: list[str], seconds: float, watch):
-    """One perf-test run on a topic of its own (made and deleted around it), watched while it runs; its parsed
-    output, or a one-line error naming the run."""
+def _tool_run(lib: Path, cluster: Cluster, run: Run, topic: str, cmd: list[str], seconds: float, watch,
+              then=None):
+    """One perf-test run on a topic of its own (made and deleted around it), watched while it runs, and `then()`
+    before the topic goes; its parsed output, or a one-line error naming the run."""
     admin.create_topic(lib, cluster.state.bootstrap, topic, run.partitions, 1)
     try:
         out = runners.run(cmd, 120 + seconds, watch)
+        parsed = perftest.parse(out.stdout)
+        if out.exit_status != 0 or parsed.total is None:
+            raise LiveError(f"calibrate host: the run {run.id} failed: "
+                            f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+        if then is not None:
+            then()
     finally:
         admin.delete_topic(lib, cluster.state.bootstrap, topic)
-    parsed = perftest.parse(out.stdout)
-    if out.exit_status != 0 or parsed.total is None:
-        raise LiveError(f"calibrate host: the run {run.id} failed: "
-                        f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
     return parsed
 
 
@@ -309,6 +339,9 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
     reads = [read for r in runs for read in r.get("consumed", [])]
     if reads:
         measured, consumer_notes = consumer_costs(reads, costs, notes["idle_broker_cores"])
+        cold = next((r["perf_test"].get("consumer_reads") for r in runs if "perf_test" in r), None)
+        if cold:
+            measured["consumer.cold_cpu_ms"] = consumer_cold(cold, measured)
         costs, notes = {**costs, **measured}, {**notes, **consumer_notes}
         _, consumer_java, consumer_errors = profile_sections(measured, defaults)
         java, errors = {**java, **consumer_java}, {**errors, **consumer_errors}
