@@ -107,6 +107,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
               f"  p50 pred/meas {summary['p50_ratio_median']:.2f}  p99 pred/meas {summary['p99_ratio_median']:.2f}")
     print(f"held-out throughput error (median abs): {100 * summary['throughput_mdape']:.1f} %  "
           f"noise floor: {100 * summary['noise_floor_mdape']:.1f} %{ratios}")
+    if not math.isnan(summary.get("e2e_p50_ratio_median", math.nan)):
+        print(f"end-to-end latency of the tailing consumer, pred/meas: p50 {summary['e2e_p50_ratio_median']:.2f}  "
+              f"p99 {summary['e2e_p99_ratio_median']:.2f}")
     if "session_noise_mdape" in summary:
         print(f"another session: {100 * summary['session_noise_mdape']:.1f} % from the reference runs; "
               f"model error against it {100 * summary['throughput_mdape_remeasured']:.1f} %")

@@ -140,6 +140,9 @@ def predicted(result) -> dict:
     out.update(result.metrics)
     out["worker_latency_us"] = result.worker_latency_us
     out["sender_cpu_s"] = result.utilisation["sender thread"] * result.simulated_seconds    # (one producer's)
+    e2e = result.consumers[0]["end_to_end_ms"] if result.consumers else None
+    if e2e:
+        out["e2e_p50_ms"], out["e2e_p99_ms"] = e2e["p50"], e2e["p99"]
     return out
 
 

@@ -23,6 +23,9 @@ TARGETS = {
     "sender_cpu_s": ("environment", "cpu_during_run", "client_threads", "sender"),
     # the worker threads' mean time inside send() (runs of validation/ProducerThreads.java, which measures it)
     "worker_latency_us": ("worker_latency_us",),
+    # a consumer tailing the producer (validation/TailConsumer.java): poll() less each record's CreateTime
+    "e2e_p50_ms": ("end_to_end", "e2e_p50_ms"),
+    "e2e_p99_ms": ("end_to_end", "e2e_p99_ms"),
 }
 
 

@@ -12,7 +12,7 @@ or fetch.max.wait.ms passes.
 A fresh consumer JVM's poll loop runs cold code at first: COLD_SLOWDOWN times its warm cost until it has spent
 consumer.cold_cpu_ms more (measured by `calibrate host` from two fresh kafka-consumer-perf-test reads).
 
-Simplified: the group joins once, at the start (consumer.join_ms on the client, plus the coordinator's
+Simplified: the group joins once, at the start (or before the producers send: consumers.start; consumer.join_ms on the client, plus the coordinator's
 group.initial.rebalance.delay.ms); no rebalances, commits or heartbeats; fetch sessions are not modelled; reads
 come from the page cache.
 """
@@ -239,7 +239,7 @@ def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None
     one_way = one_way_seconds(s)
     # find the coordinator, join and sync the group, fetch its offsets: a round trip each, after the client's start
     join = (hw.seconds("consumer.join_ms") + s.cluster.broker.group_initial_rebalance_delay_ms / 1000.0
-            + 8 * one_way)
+            + 8 * one_way) if c.start == "with-producers" else 0.0
     out = []
     for g in range(c.groups):
         for i, partitions in enumerate(assign(s.topic.partitions, c.instances, s.consumer.partition_assignment_strategy)):

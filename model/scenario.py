@@ -142,6 +142,10 @@ FIELDS: dict[str, Field] = {
                                          "with.", 0, 10**10),
     "consumers.app_record_us": Field(float, 0.0, "The application's own CPU per record between polls "
                                      "(kafka-consumer-perf-test: ≈ 0).", 0, 10**7),
+    "consumers.start": Field(("with-producers", "before-producers"), "with-producers", "When the groups join: as "
+                             "the run starts, beside the producers (the join and group.initial.rebalance.delay.ms "
+                             "pass while records are sent), or before the producers send (their partitions assigned "
+                             "at the run's start, as `kafkasim measure` runs a consumer tailing the producer)."),
     "consumer.auto.offset.reset": Field(("earliest", "latest"), "earliest", "Where a new group starts: the log's "
                                         "first record, or its end when it joins (perf-test's --from-latest)."),
     "consumer.fetch.min.bytes": Field(int, 1, "Bytes a fetch waits for on the broker.", 0, INT_MAX),
@@ -267,6 +271,7 @@ class ConsumersConfig:
     instances: int
     prefilled_records: int
     app_record_us: float
+    start: str = "with-producers"
 
 
 @dataclass(frozen=True)
@@ -585,7 +590,7 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
         network=NetworkConfig(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         consumers=ConsumersConfig(v["consumers.groups"], v["consumers.instances"], v["consumers.prefilled_records"],
-                                  v["consumers.app_record_us"]),
+                                  v["consumers.app_record_us"], v["consumers.start"]),
         consumer=section(ConsumerConfig, "consumer"),
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],

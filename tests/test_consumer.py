@@ -153,3 +153,17 @@ def test_a_cold_poll_loop_spends_its_extra_cpu_at_half_speed_and_then_runs_warm(
     assert c.busy_seconds - w.busy_seconds == pytest.approx(0.2, rel=1e-6) and c.cold_left == 0
     slower = c.last_at - w.last_at
     assert 0.15 < slower < 0.25
+
+
+def test_a_group_that_joined_before_the_producers_reads_every_record_from_the_first():
+    """consumers.start=before-producers (how `kafkasim measure` runs a tailing consumer): no join during the run and
+    no backlog to catch up, where a group joining beside the producers starts 3 s (the broker's
+    group.initial.rebalance.delay.ms) behind."""
+    base = {"workload.records": 12_000, "workload.throughput": 2000, "topic.partitions": 1, "consumers.groups": 1,
+            "hardware.profile": "generic-server"}
+    before = simulate(scenario(base, **{"consumers.start": "before-producers"})).consumers[0]
+    during = simulate(scenario(base)).consumers[0]
+    assert before["perf_test"]["rebalance_ms"] == 0 and during["perf_test"]["rebalance_ms"] >= 3000
+    assert before["perf_test"]["records"] == during["perf_test"]["records"] == 12_000
+    assert before["metrics"]["records-lag-max"] < 100 < 5000 < during["metrics"]["records-lag-max"]
+    assert before["end_to_end_ms"]["p50"] < 20

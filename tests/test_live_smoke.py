@@ -401,3 +401,35 @@ def test_a_closed_terminal_stops_the_measurement_and_its_cluster(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _measure_consumer(tmp_path, name: str, *sets: str) -> dict:
+    """`kafkasim measure` of the smoke scenario with `sets`, one run, no warm-up; its stored run."""
+    import json
+    import sys
+    scenario = tmp_path / "smoke.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / f"{name}.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "kafkasim.app.cli", "measure", str(scenario), "--repeat", "1",
+                           "--warmup-records", "0", "--out", str(out), *(a for s in sets for a in ("--set", s))],
+                          capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    [run] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert run["ok"], run["error"]
+    return run
+
+
+def test_measure_reads_a_filled_topic_with_consumer_perf_test_and_tails_a_producer(tmp_path):
+    """A catch-up read (kafka-consumer-perf-test after the producer tool filled the topic) and a consumer tailing
+    a throttled producer (validation/TailConsumer.java): every record read, the end-to-end latency stored, and the
+    tailing consumer's CPU kept apart from other processes'."""
+    read = _measure_consumer(tmp_path, "read", "producers=0", "consumers.groups=1",
+                             "consumers.prefilled_records=5000")
+    assert read["kind"] == "consumer" and read["result"]["records"] == 5000
+    assert read["metrics"]["consumer-fetch-manager-metrics:fetch-total"] > 0
+    tail = _measure_consumer(tmp_path, "tail", "consumers.groups=1", "consumers.start=before-producers",
+                             "workload.records=3000", "workload.throughput=1000")
+    e2e = tail["end_to_end"]
+    assert e2e["records"] == 3000 and tail["result"]["records"] == 3000
+    assert 0 <= e2e["e2e_p50_ms"] <= e2e["e2e_p99_ms"] <= e2e["e2e_max_ms"] < 10_000
+    assert tail["environment"]["cpu_during_run"]["consumer_cores"] > 0

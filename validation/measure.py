@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
-from kafkasim.validation import admin, consumerperf, environment, perftest, runners
+from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
@@ -313,7 +313,26 @@ class Measurer:
                   repeat: int) -> dict:
         n = sc.workload.records
         cmd = runners.argv(config.client, self.lib, sc, target, topic, n, sc.workload.warmup_records)
-        record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
+        # a consumer group tailing the producer: its consumer joins first, and reads every record the run sends
+        tail = (tailconsumer.Tail(self.lib, sc, target, topic, n, f"kafkasim-{key[:8]}-tail-{repeat}")
+                if sc.producers and sc.consumers.groups else None)
+        try:
+            record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
+        except BaseException:
+            if tail is not None:
+                tail.stop()
+            raise
+        if tail is not None:
+            try:
+                record["end_to_end"] = tail.result(runners.time_limit(sc, n))
+                cpu = record["environment"].get("cpu_during_run")
+                if cpu:      # the tailing consumer is the scenario's, not other load
+                    cpu["consumer_cores"] = round(record["end_to_end"]["run_cpu_s"] / record["seconds"], 3)
+                    cpu["other_cores"] = round(max(0.0, cpu["other_cores"] - cpu["consumer_cores"]), 3)
+            except LiveError as exc:
+                record["error"] = record["error"] or str(exc)
+            finally:
+                tail.stop()
         parsed = perftest.parse(out.stdout)
         total = parsed.total
         sent = total.records if total else 0

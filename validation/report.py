@@ -125,6 +125,9 @@ def summarise(rows: list[Row]) -> dict:
         "noise_median_range": float(np.median(spread)) if spread else math.nan,
         "p50_ratio_median": _median_ratio(held, "p50_ms"),
         "p99_ratio_median": _median_ratio(held, "p99_ms"),
+        # where a consumer tailed the producer: its end-to-end latency
+        "e2e_p50_ratio_median": _median_ratio(held, "e2e_p50_ms"),
+        "e2e_p99_ratio_median": _median_ratio(held, "e2e_p99_ms"),
         # where the store has it (Java runs measured since 2026-11-22): the Sender thread's CPU, every configuration
         "sender_cpu_ratio_median": _median_ratio(rows, "sender_cpu_s"),
         "throttled_p99_ratios": [round(r.ratio("p99_ms"), 3) for r in throttled if r.ratio("p99_ms") is not None],
@@ -310,6 +313,13 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
         lines += [f"| {r.obs.config_id} | {r.obs.measured['worker_latency_us']:.2f} "
                   f"({100 * r.obs.spread.get('worker_latency_us', 0):.0f} %) | {r.pred['worker_latency_us']:.2f} |"
                   for r in timed]
+    tailed = [r for r in rows if "e2e_p50_ms" in r.obs.measured]
+    if tailed:
+        lines += ["", "End-to-end latency of a consumer tailing the producer (ms, poll() less the record's CreateTime; "
+                  f"median ratios p50 {s['e2e_p50_ratio_median']:.2f}, p99 {s['e2e_p99_ratio_median']:.2f}):", "",
+                  "| config | measured p50 | predicted p50 | measured p99 | predicted p99 |", "|---|---|---|---|---|"]
+        lines += [f"| {r.obs.config_id} | {r.obs.measured['e2e_p50_ms']:,.0f} | {r.pred.get('e2e_p50_ms', 0):,.1f} | "
+                  f"{r.obs.measured['e2e_p99_ms']:,.0f} | {r.pred.get('e2e_p99_ms', 0):,.1f} |" for r in tailed]
     lines += [""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
 

@@ -103,11 +103,15 @@ def check_supported(sc, client: str = "java") -> None:
     problems = [
         (sc.producers != 1 and not (sc.producers == 0 and java), f"producers={sc.producers}",
          "1 (one perf-test process), or 0 with the Java client (a consumer reading what the topic holds)"),
-        (consumers.groups and sc.producers, f"consumers.groups={consumers.groups} beside producers={sc.producers}",
-         "consumers with producers=0 (a catch-up read: consumers tailing producers are not measured yet)"),
-        (sc.producers == 0 and (consumers.groups != 1 or consumers.instances != 1),
+        (consumers.groups and not java, f"consumers.groups={consumers.groups} with {client}",
+         "0 (the consumers measured are Java's)"),
+        (consumers.groups and sc.producers and consumers.start != "before-producers",
+         f"consumers.start={consumers.start} beside producers", "before-producers (a live tailing consumer is "
+         "assigned its partitions before the producer starts)"),
+        ((sc.producers == 0 or consumers.groups) and (consumers.groups != 1 or consumers.instances != 1),
          f"consumers.groups={consumers.groups}, consumers.instances={consumers.instances}",
-         "1 and 1 (one kafka-consumer-perf-test process)"),
+         "1 and 1 (one consumer process: kafka-consumer-perf-test reading, or a tailing consumer beside the "
+         "producer)"),
         (consumers.app_record_us != 0, f"consumers.app_record_us={consumers.app_record_us}",
          "0 (kafka-consumer-perf-test does no work of its own per record)"),
         (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
