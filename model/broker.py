@@ -185,10 +185,10 @@ class Broker:
         while True:
             got = self.replication.read(partitions, position, settings.max_partition_fetch_bytes,
                                         settings.fetch_max_bytes)
-            if sum(b.size for b in got) >= settings.fetch_min_bytes or env.now >= deadline:
+            nbytes = sum(b.size for b in got)
+            if nbytes >= settings.fetch_min_bytes or env.now >= deadline:
                 break
             yield self.replication.wait_for_data(partitions) | env.timeout(deadline - env.now)
-        nbytes = sum(b.size for b in got)
         logs = self.replication.parts
         uncached = sum(self.page_cache.uncached(logs[p].written, position[p], position[p] + n)
                        for p, n in Counter(b.partition for b in got).items())

@@ -28,12 +28,11 @@ from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
 from kafkasim.model.host import Host, transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
+from kafkasim.model.replication import FETCH_PARTITION_BYTES, FETCH_REQUEST_BYTES, FetchedBatch
 
 # A cold poll thread's speed against its warm speed (Simplified: one factor until consumer.cold_cpu_ms is spent;
 # HotSpot's C1 code runs at roughly half of C2's on such loops).
 COLD_SLOWDOWN = 2.0
-FETCH_REQUEST_BYTES = 100         # a fetch request with one partition; + 30 per extra partition
-FETCH_PARTITION_BYTES = 30
 
 
 @dataclass(frozen=True)
@@ -46,16 +45,6 @@ class ConsumerCosts:
                               # leader's validation measures (compression.<codec>.validate_ns)
     record_bytes: int = 0     # a record's uncompressed bytes in its batch
     cold: float = 0.0         # the poll thread's extra CPU while its code is cold (consumer.cold_cpu_ms)
-
-
-@dataclass
-class FetchedBatch:
-    """A batch of a fetch response: its partition, records, bytes and, for a batch our producers wrote, the
-    ProducerBatch (its record ids give the end-to-end latency)."""
-    partition: int
-    records: int
-    size: int
-    batch: object | None
 
 
 def assign(partitions: int, instances: int, strategy: str) -> list[list[int]]:
@@ -103,7 +92,6 @@ class KafkaConsumer:
         # figures
         self.assigned_at = np.nan
         self.consumed = 0
-        self.bytes = 0
         self.last_at = np.nan
         self.fetches: list[tuple[float, float, int, int]] = []   # (sent, received, records, bytes)
         self.polled: list[tuple[float, object]] = []             # (poll time, ProducerBatch) for end-to-end
@@ -140,7 +128,6 @@ class KafkaConsumer:
             yield from self._work(records * (c.record + c.record_bytes * c.decompress) + nbytes * c.byte)
             self.last_at = env.now
             self.consumed += records
-            self.bytes += nbytes
             self.polled.extend((env.now, b.batch) for b in taken if b.batch is not None)
             # pipelining: the next fetches leave before the application processes these records
             work = self._send_fetches()

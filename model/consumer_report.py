@@ -88,12 +88,11 @@ def consumer_report(s, consumers, send_start: np.ndarray, value_size: np.ndarray
             "records-consumed-rate": records / span,
             "records-lag-max": max((c.lag_max for c in members), default=0),
         }
-        # end to end as EndToEndLatency measures it: records sent once the group is reading, not the backlog
-        # of what was sent while it joined
-        lat = np.concatenate([(t - send_start[batch.record_ids()]) * 1000.0 for t, batch in polled]
-                             + [np.zeros(0)])
-        sent_at = np.concatenate([send_start[batch.record_ids()] for _, batch in polled] + [np.zeros(0)])
-        lat = lat[sent_at >= joined]
+        # end to end, send() to poll(), of the records sent once the group reads: not the backlog of what was sent
+        # while it joined
+        sends = [send_start[batch.record_ids()] for _, batch in polled]
+        lat = np.concatenate([(t - sent) * 1000.0 for (t, _), sent in zip(polled, sends)] + [np.zeros(0)])
+        lat = lat[np.concatenate(sends + [np.zeros(0)]) >= joined]
         e2e = None
         if lat.size:
             e2e = {"avg": float(lat.mean()), "p50": float(np.percentile(lat, 50)),

@@ -8,6 +8,7 @@ Offsets here count batches, not records: the model needs only their order.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Generator
 
 import numpy as np
@@ -34,6 +35,16 @@ def assign_replicas(partitions: int, brokers: int, rf: int, rng: np.random.Gener
     return out
 
 
+@dataclass
+class FetchedBatch:
+    """A batch of a fetch response: its partition, records, bytes and, for a batch our producers wrote, the
+    ProducerBatch (its record ids give the end-to-end latency)."""
+    partition: int
+    records: int
+    size: int
+    batch: object | None
+
+
 class PartitionState:
     __slots__ = ("leader", "followers", "sizes", "counts", "ends", "written", "batches", "confirmed", "waiters",
                  "hw", "fetch_waiters", "hw_waiters")
@@ -54,10 +65,16 @@ class PartitionState:
 
     def raise_hw(self, hw: int) -> None:
         self.hw = hw
-        for event in self.hw_waiters:
-            if not event.triggered:
-                event.succeed()
-        self.hw_waiters = []
+        self.hw_waiters = wake(self.hw_waiters)
+
+
+def wake(events: list[simpy.Event]) -> list[simpy.Event]:
+    """Fire the parked fetches' events (one may already have fired: it waits on several partitions); the list
+    that is left, empty."""
+    for event in events:
+        if not event.triggered:
+            event.succeed()
+    return []
 
 
 class Replication:
@@ -107,17 +124,13 @@ class Replication:
         if not state.followers:
             state.raise_hw(len(state.sizes))
         if state.fetch_waiters:
-            for event in state.fetch_waiters:
-                if not event.triggered:
-                    event.succeed()
-            state.fetch_waiters = []
+            state.fetch_waiters = wake(state.fetch_waiters)
         return len(state.sizes)
 
     def read(self, partitions: list[int], position: dict[int, int], partition_max: int, total_max: int) -> list:
         """A consumer fetch's batches: each partition's from `position` up to the high watermark, at most
         partition_max bytes of a partition and total_max in all, but always a first batch (as the broker
         returns an oversized batch rather than none)."""
-        from kafkasim.model.consumer import FetchedBatch
         out, total = [], 0
         for p in partitions:
             state, got, i = self.parts[p], 0, position[p]

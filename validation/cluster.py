@@ -389,7 +389,7 @@ def _claim(base: int) -> bool:
                 owner, age = int(path.read_text() or 0), time.time() - path.stat().st_mtime
             except (OSError, ValueError):
                 owner, age = 0, 0.0
-            if (owner and owner != os.getpid() and _alive(owner)) or (not owner and age < 5):
+            if (owner and owner != os.getpid() and _running(owner)) or (not owner and age < 5):
                 return False      # (a claim made this instant may not hold its pid yet)
             path.unlink(missing_ok=True)      # a dead process's claim, or our own earlier one: take it anew
             continue
@@ -397,16 +397,6 @@ def _claim(base: int) -> bool:
             f.write(str(os.getpid()))
         return True
     return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def jmx_flags(port: int) -> list[str]:

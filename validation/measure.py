@@ -217,7 +217,7 @@ class Measurer:
             # one more run, long enough for the rest of the time at this run's rate
             n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds)))
         self.warm_clusters.add(warmth(target))
-        rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({_last_line(out.stderr)})"
+        rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({runners.last_line(out.stderr)})"
         what = f"{records} records" if runs == 1 else f"{sent} records in {runs} runs, {seconds:.0f} s"
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}")
@@ -233,7 +233,7 @@ class Measurer:
         total = perftest.parse(out.stdout).total
         if out.failure or total is None or total.records < n:
             raise LiveError(f"{name}: filling the topic with {n:,} records failed: "
-                            f"{out.failure or _last_line(out.stderr)}")
+                            f"{out.failure or runners.last_line(out.stderr)}")
         self.say(f"{label}{name}: topic filled with {n:,} records ({total.records_per_sec:,.0f} rec/s)")
 
     def _consume_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target,
@@ -245,7 +245,7 @@ class Measurer:
         parsed = consumerperf.parse(out.stdout)
         result = parsed.result()
         if record["error"] is None and result is None:
-            record["error"] = f"no result line in the output: {_last_line(out.stderr)}"
+            record["error"] = f"no result line in the output: {runners.last_line(out.stderr)}"
         elif record["error"] is None and result["records"] < n:
             record["error"] = f"read {result['records']:,} of {n:,} records"
         record.update(role=config.role, ok=record["error"] is None, kind="consumer", result=result,
@@ -277,7 +277,7 @@ class Measurer:
         elif out.timed_out:
             error = f"timed out after {out.seconds:.0f} s"
         elif out.exit_status != 0:
-            error = f"exit status {out.exit_status}: {_last_line(out.stderr)}"
+            error = f"exit status {out.exit_status}: {runners.last_line(out.stderr)}"
         record = {
             "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
             "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
@@ -338,7 +338,7 @@ class Measurer:
         sent = total.records if total else 0
         metric_errors = parsed.metrics.get("producer-metrics:record-error-total")
         if record["error"] is None and total is None:
-            record["error"] = f"no total line in the output: {_last_line(out.stderr)}"
+            record["error"] = f"no total line in the output: {runners.last_line(out.stderr)}"
         record.update(
             ok=record["error"] is None,
             # perf-test counts only acknowledged records: whatever is missing failed (errors are never dropped)
@@ -351,11 +351,6 @@ class Measurer:
 
 def _asdict(total) -> dict | None:
     return None if total is None else dict(total.__dict__)
-
-
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\tat ")]
-    return lines[-1][:300] if lines else "no output"
 
 
 def _describe(record: dict) -> str:

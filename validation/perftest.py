@@ -93,14 +93,13 @@ def parse(text: str) -> PerfOutput:
     return out
 
 
-def read_metric(line: str, metrics: dict) -> bool:
-    """A --print-metrics table line into `metrics` (Kafka's tools print them alike); whether it was one."""
+def read_metric(line: str, metrics: dict) -> None:
+    """A --print-metrics table line, if it is one, into `metrics` (Kafka's tools print them alike)."""
     m = METRIC_RE.match(line)
     if not m:
-        return False
+        return
     group, name, tags, value = m.groups()
     try:
         metrics[metric_key(group, name, tags)] = _number(value)
     except ValueError:
         metrics[metric_key(group, name, tags)] = value  # text, e.g. app-info:commit-id
-    return True

@@ -51,6 +51,12 @@ class RunOutput:
     failure: str | None = None     # why the watcher stopped the client (a broker went down), if it did
 
 
+def last_line(text: str) -> str:
+    """A failed client's last word: the last line of its stderr that is not a stack frame, at most 300 characters."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("\tat ")]
+    return lines[-1][:300] if lines else "no output"
+
+
 def unreachable(bootstrap: str, timeout: float = 3.0) -> str | None:
     """Why none of the bootstrap servers takes a connection ("connection refused", "timed out"), or None when one
     does."""

@@ -13,7 +13,7 @@ from kafkasim.validation import environment
 from kafkasim.validation.consumerperf import IDLE_TIMEOUT_MS, consumer_properties
 from kafkasim.validation.errors import LiveError
 from kafkasim.validation.kafka_dist import compiled, java_command
-from kafkasim.validation.runners import CLIENT_HEAP, Target
+from kafkasim.validation.runners import CLIENT_HEAP, Target, last_line
 
 TOOL = Path(__file__).resolve().parent / "TailConsumer.java"
 READY_SECONDS = 60           # a fresh JVM's start and the group's join on a busy 2-core host
@@ -70,5 +70,4 @@ class Tail:
 
     def _why(self) -> str:
         self.stderr.seek(0)
-        err = [ln for ln in self.stderr.read().splitlines() if ln.strip() and not ln.startswith("\tat ")]
-        return (err[-1] if err else "no output")[:300]
+        return last_line(self.stderr.read())
