@@ -16,7 +16,8 @@ from kafkasim.app.ui_run import DEFAULT_CAP, progress_bar, run
 from kafkasim.calibration.bands import held_out_line
 from kafkasim.calibration.host import profile_line
 from kafkasim.model import clients
-from kafkasim.model.scenario import FIELDS, ScenarioError
+from kafkasim.model.scenario import ScenarioError
+from kafkasim.model.scenario_fields import FIELDS
 
 
 def _load_base(name: str) -> None:

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from kafkasim.app.predict_command import predict
-from kafkasim.model.scenario import FIELDS, ScenarioError, from_flat, load_scenario, parse_overrides
+from kafkasim.model.scenario import ScenarioError, from_flat, load_scenario
 
 # Client properties that say how to reach and authenticate to the cluster, not how the producer behaves: taken
+from kafkasim.model.scenario_fields import FIELDS, parse_overrides
 # without a word (their values, passwords among them, are never read further or printed).
 CONNECTION = ("bootstrap.servers", "client.id", "key.serializer", "value.serializer", "security.protocol",
               "sasl.", "ssl.", "metadata.", "reconnect.", "client.dns.lookup", "connections.max.idle.ms")

@@ -35,7 +35,8 @@ from typing import Any, Iterator, Sequence
 
 from kafkasim.app.sweep import Progress, parse_values, run_scenarios
 from kafkasim.model import codec_levels
-from kafkasim.model.scenario import LEVEL_KEYS, Scenario, ScenarioError, from_flat, parse_overrides
+from kafkasim.model.scenario import Scenario, ScenarioError, from_flat
+from kafkasim.model.scenario_fields import LEVEL_KEYS, parse_overrides
 
 MBIT = 1e6 / 8
 P99_PATIENCE = 24         # candidates failing on p99 alone without a lower p99 before the search stops

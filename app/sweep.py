@@ -25,8 +25,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import yaml
 
-from kafkasim.model.scenario import FIELDS, Scenario, ScenarioError, check_value, resolve_key
+from kafkasim.model.scenario import Scenario, ScenarioError
 # Imported here, not in evaluate(): forked worker processes then run the model this process loaded.
+
+from kafkasim.model.scenario_fields import FIELDS, check_value, resolve_key
 from kafkasim.model.simulate import simulate
 
 # Columns every row carries (after the varied keys), all from the model's result.

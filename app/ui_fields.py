@@ -11,7 +11,7 @@ import streamlit as st
 
 from kafkasim.model import clients
 from kafkasim.model.fields import fmt
-from kafkasim.model.scenario import FIELDS
+from kafkasim.model.scenario_fields import FIELDS
 
 # Expanders in the order a user thinks about a run; the first is open.
 SECTIONS = (

@@ -13,7 +13,8 @@ from typing import Any
 import yaml
 
 from kafkasim.model.fields import parse_mapping
-from kafkasim.model.scenario import FIELDS, ScenarioError, check_key, flatten, from_flat, parse_overrides
+from kafkasim.model.scenario import ScenarioError, from_flat
+from kafkasim.model.scenario_fields import FIELDS, check_key, flatten, parse_overrides
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_EXAMPLE = "kontur-2020/I"

@@ -10,9 +10,10 @@ import streamlit as st
 from kafkasim.app import ui_charts
 from kafkasim.app.ui_fields import kafka_name
 from kafkasim.app.ui_run import run
-from kafkasim.model.scenario import FIELDS, Scenario, ScenarioError, check_value
+from kafkasim.model.scenario import Scenario, ScenarioError
 
 # Setting -> the values offered first (editable).
+from kafkasim.model.scenario_fields import FIELDS, check_value
 SWEEPS = {
     "producer.batch.size": "4096, 8192, 16384, 32768, 65536, 131072",
     "producer.linger.ms": "0, 1, 2, 5, 10, 20, 50",

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from kafkasim.model.scenario import from_flat, parse_overrides
+from kafkasim.model.scenario import from_flat
+
+from kafkasim.model.scenario_fields import parse_overrides
 from kafkasim.model.simulate import simulate
 
 BASE = {

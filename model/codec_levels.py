@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from kafkasim.model.scenario import LEVEL_KEYS
+from kafkasim.model.scenario_fields import LEVEL_KEYS
 
 TABLE = Path(__file__).resolve().parent / "codec_levels.yaml"
 

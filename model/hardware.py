@@ -18,118 +18,122 @@ CODECS = ("gzip", "snappy", "lz4", "zstd")
 PAYLOADS = ("random-letters", "random-bytes", "text", "file")
 
 
-def _fields() -> dict[str, Field]:
-    _f = Field
-    f: dict[str, Any] = {
-        "profile": _f(str, "generic-server", "Named hardware profile (model/profiles/) or a path to one."),
-        "colocated_cores": _f(int, 0, "If > 0: clients and brokers share one host with this many cores "
-                              "(a laptop, a 2-core VM, this machine).", 0, 4096),
-        "client_cores": _f(int, 16, "Cores per client host (when not co-located).", 1, 4096),
-        "broker_cores": _f(int, 16, "Cores per broker host (when not co-located).", 1, 4096),
-        "background_cores": _f(float, 0.0, "Cores' worth of CPU other processes take on each client host (on the "
-                               "shared host when co-located) throughout the run: a noisy neighbour. `kafkasim "
-                               "measure` records it per run (environment.cpu_during_run.other_cores).", 0, 4096),
-        "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
-        "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
-        "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "
-                       "network.proxy).", 0, 10_000),
-        "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s (reads share it).",
-                        0.001, 10**6),
-        "page_cache_gib": _f(float, 5.0, "Memory the kernel gives a broker's page cache (its RAM less the JVM heap "
-                             "and other processes), GiB: the newest log data, which consumers read without the "
-                             "disk.", 0.001, 10**5),
-        "dirty_ratio": _f(float, 20.0, "vm.dirty_ratio: the % of the page cache that may hold written data not yet "
-                          "on disk before appends wait for the disk.", 0.1, 100),
-        "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
-                               "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
-                               "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
-        # worker thread (the thread calling send())
-        "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
-                               "bookkeeping.", 0, 10**6),
-        "worker.app_us": _f(float, 0.0, "CPU per record the application itself spends between send() calls "
-                            "(building the record, a load generator's own loop): busy, but not in send().",
-                            0, 10**6),
-        "worker.byte_ns": _f(float, 0.2, "CPU per record byte copied into the batch.", 0, 10**6),
-        "worker.batch_us": _f(float, 0.0, "CPU on the sending thread per batch it starts: sender.wakeup() and the "
-                              "batch's set-up (measured here: ≈ 8 us, python -m kafkasim.validation.jit).",
-                              0, 10**6),
-        "worker.lock_us": _f(float, 0.5, "Time per record holding the partition deque lock (append).", 0, 10**6),
-        "worker.metadata_lock_us": _f(float, 0.3, "Time per record holding the producer-wide lock "
-                                      "(metadata, partitioner state).", 0, 10**6),
-        "worker.contention_us": _f(float, 0.0, "Extra time per record under the partition deque lock for each "
-                                   "other thread waiting on it (cache-line transfer, lock inflation).", 0, 10**6),
-        "worker.transfer_us": _f(float, 0.0, "Extra time per record under the partition deque lock when another "
-                                 "thread held it last (the batch's cache lines move between cores).", 0, 10**6),
-        "worker.metadata_contention_us": _f(float, 0.0, "Extra time per record under the producer-wide lock for "
-                                            "each other thread waiting on it.", 0, 10**6),
-        "worker.first_send_ms": _f(float, 0.0, "How long the first send() of a freshly started producer blocks "
-                                   "in waitOnMetadata (class loading, connecting, fetching the topic's metadata) "
-                                   "beyond its 3 network round trips; perf-test counts it in its elapsed time. "
-                                   "0 = a warm producer.", 0, 10**6),
-        # the producer's JVM (Java clients only)
-        "jvm.jit_cpu_ms": _f(float, 0.0, "CPU a freshly started producer JVM's JIT compilers (C1 and C2) spend "
-                             "in its first seconds, competing for the client host's cores. 0 = a warm JVM.",
-                             0, 10**7),
-        "jvm.cold_factor": _f(float, 1.0, "How many times its warm CPU cost the producer's Java code takes before "
-                              "the JIT has compiled it (falling to 1 as each thread's path is used: see "
-                              "jvm.warm_invocations).", 1, 100),
-        "jvm.warm_invocations": _f(float, 300.0, "Runs through a thread's path (records for a worker, requests for "
-                                   "the Sender) over which its slowdown falls by a factor e.", 0, 10**9),
-        "jvm.gc_record_ns": _f(float, 0.0, "The producer JVM's garbage collector's CPU per record sent (its "
-                               "allocations), on the client host's cores. 0 = not modelled.", 0, 10**7),
-        "jvm.gc_held_us": _f(float, 0.0, "The collector's CPU per second for each record the producer holds (sent, "
-                             "not yet acknowledged: young collections copy what is alive).", 0, 10**6),
-        # the consumer (classic Java consumer: its poll loop's thread); measured here with kafka-consumer-perf-test
-        # 4.3.1 on a prefilled topic, main thread's CPU between runs of 0.25-3M records of 100 B and 1 KiB and
-        # 1 MiB or 64 KiB fetches (Intel Xeon, 2 cores, 2026-11-25)
-        "consumer.fetch_us": _f(float, 49.0, "Consumer CPU per fetch (build the request, read the response).",
-                                0, 10**7),
-        "consumer.record_us": _f(float, 0.12, "Consumer CPU per record poll() returns.", 0, 10**6),
-        "consumer.byte_ns": _f(float, 0.83, "Consumer CPU per byte fetched (CRC32C, copying values out).", 0, 10**6),
-        "consumer.cold_cpu_ms": _f(float, 0.0, "CPU a fresh consumer JVM's poll thread spends reading beyond its "
-                                   "warm costs while its code is cold (interpreted, then C1 code): it runs at half "
-                                   "speed until it has spent this much more. `kafkasim calibrate host` measures it "
-                                   "with two fresh kafka-consumer-perf-test reads.", 0, 10**7),
-        "consumer.join_ms": _f(float, 250.0, "From a consumer's start to its partitions assigned, beyond the "
-                               "coordinator's delay and round trips (perf-test's rebalance.time.ms).", 0, 10**7),
-        # sender thread
-        "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
-                                "response).", 0, 10**7),
-        "sender.batch_us": _f(float, 5.0, "Sender CPU per batch drained and completed.", 0, 10**7),
-        "sender.connect_ms": _f(float, 0.0, "How long a freshly started producer takes from its first batch for a "
-                                "broker to its first request there, beyond 2 round trips (TCP, ApiVersions): "
-                                "connecting and the cold first request path. 0 = connections already up.", 0, 10**6),
-        "sender.record_us": _f(float, 0.1, "Sender CPU per record completed (the user callback).", 0, 10**6),
-        "sender.byte_ns": _f(float, 0.0, "Sender CPU per byte of request written to the socket (the kernel's "
-                             "send path; on loopback also the receiving side's, which runs on the sending thread).",
-                             0, 10**6),
-        # broker
-        "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
-        "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",
-                              0, 10**7),
-        "broker.record_us": _f(float, 0.0, "Broker I/O-thread CPU per record appended as leader (LogValidator "
-                               "checks every record of a batch: offsets, timestamps, sizes).", 0, 10**6),
-        "broker.byte_ns": _f(float, 0.5, "Broker CPU per byte appended (validation, CRC, page-cache copy).",
-                             0, 10**6),
-        "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
-                                        "response).", 0, 10**7),
-        "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
-        "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
-        "broker.follower_fetch_us": _f(float, 0.0, "A follower's own CPU per fetch it makes (its fetcher thread "
-                                       "builds the request, handles the response, appends; the collector's share): "
-                                       "measured by `kafkasim calibrate host`.", 0, 10**7),
-        "broker.follower_byte_ns": _f(float, 0.0, "A follower's CPU per byte it fetches beyond the append's "
-                                      "broker.byte_ns (reading the response into the heap, the collector).",
-                                      0, 10**6),
-        "broker.handoff_us": _f(float, 0.0, "Latency, not CPU, of each hand-off between a broker's network and "
-                                "I/O threads: a request waits it on the request queue and again on the response "
-                                "queue (a thread waking up), on a host with a core per thread; times threads per core on a host short "
-                                "of cores.", 0, 10**7),
-        "broker.service_cv": _f(float, 0.0, "Variability of broker I/O-thread service times: the coefficient of "
-                                "variation of a gamma distribution (0 = fixed, 1 = exponential).", 0, 10),
-        "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "
-                                  "(background work: fetch sessions, log checks, metrics).", 0, 10**7),
-    }
+_f = Field
+HARDWARE_FIELDS: dict[str, Field] = {
+    "profile": _f(str, "generic-server", "Named hardware profile (model/profiles/) or a path to one."),
+    "colocated_cores": _f(int, 0, "If > 0: clients and brokers share one host with this many cores "
+                          "(a laptop, a 2-core VM, this machine).", 0, 4096),
+    "client_cores": _f(int, 16, "Cores per client host (when not co-located).", 1, 4096),
+    "broker_cores": _f(int, 16, "Cores per broker host (when not co-located).", 1, 4096),
+    "background_cores": _f(float, 0.0, "Cores' worth of CPU other processes take on each client host (on the "
+                           "shared host when co-located) throughout the run: a noisy neighbour. `kafkasim "
+                           "measure` records it per run (environment.cpu_during_run.other_cores).", 0, 4096),
+    "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
+    "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
+    "proxy_ms": _f(float, 0.0, "Round-trip latency a network-emulation proxy adds by itself (scenarios with "
+                   "network.proxy).", 0, 10_000),
+    "disk_mb_s": _f(float, 500, "Broker log write bandwidth sustained to disk, MB/s (reads share it).",
+                    0.001, 10**6),
+    "page_cache_gib": _f(float, 5.0, "Memory the kernel gives a broker's page cache (its RAM less the JVM heap "
+                         "and other processes), GiB: the newest log data, which consumers read without the "
+                         "disk.", 0.001, 10**5),
+    "dirty_ratio": _f(float, 20.0, "vm.dirty_ratio: the % of the page cache that may hold written data not yet "
+                      "on disk before appends wait for the disk.", 0.1, 100),
+    "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
+                           "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
+                           "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
+    # worker thread (the thread calling send())
+    "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
+                           "bookkeeping.", 0, 10**6),
+    "worker.app_us": _f(float, 0.0, "CPU per record the application itself spends between send() calls "
+                        "(building the record, a load generator's own loop): busy, but not in send().",
+                        0, 10**6),
+    "worker.byte_ns": _f(float, 0.2, "CPU per record byte copied into the batch.", 0, 10**6),
+    "worker.batch_us": _f(float, 0.0, "CPU on the sending thread per batch it starts: sender.wakeup() and the "
+                          "batch's set-up (measured here: ≈ 8 us, python -m kafkasim.validation.jit).",
+                          0, 10**6),
+    "worker.lock_us": _f(float, 0.5, "Time per record holding the partition deque lock (append).", 0, 10**6),
+    "worker.metadata_lock_us": _f(float, 0.3, "Time per record holding the producer-wide lock "
+                                  "(metadata, partitioner state).", 0, 10**6),
+    "worker.contention_us": _f(float, 0.0, "Extra time per record under the partition deque lock for each "
+                               "other thread waiting on it (cache-line transfer, lock inflation).", 0, 10**6),
+    "worker.transfer_us": _f(float, 0.0, "Extra time per record under the partition deque lock when another "
+                             "thread held it last (the batch's cache lines move between cores).", 0, 10**6),
+    "worker.metadata_contention_us": _f(float, 0.0, "Extra time per record under the producer-wide lock for "
+                                        "each other thread waiting on it.", 0, 10**6),
+    "worker.first_send_ms": _f(float, 0.0, "How long the first send() of a freshly started producer blocks "
+                               "in waitOnMetadata (class loading, connecting, fetching the topic's metadata) "
+                               "beyond its 3 network round trips; perf-test counts it in its elapsed time. "
+                               "0 = a warm producer.", 0, 10**6),
+    # the producer's JVM (Java clients only)
+    "jvm.jit_cpu_ms": _f(float, 0.0, "CPU a freshly started producer JVM's JIT compilers (C1 and C2) spend "
+                         "in its first seconds, competing for the client host's cores. 0 = a warm JVM.",
+                         0, 10**7),
+    "jvm.cold_factor": _f(float, 1.0, "How many times its warm CPU cost the producer's Java code takes before "
+                          "the JIT has compiled it (falling to 1 as each thread's path is used: see "
+                          "jvm.warm_invocations).", 1, 100),
+    "jvm.warm_invocations": _f(float, 300.0, "Runs through a thread's path (records for a worker, requests for "
+                               "the Sender) over which its slowdown falls by a factor e.", 0, 10**9),
+    "jvm.gc_record_ns": _f(float, 0.0, "The producer JVM's garbage collector's CPU per record sent (its "
+                           "allocations), on the client host's cores. 0 = not modelled.", 0, 10**7),
+    "jvm.gc_held_us": _f(float, 0.0, "The collector's CPU per second for each record the producer holds (sent, "
+                         "not yet acknowledged: young collections copy what is alive).", 0, 10**6),
+    # the consumer (classic Java consumer: its poll loop's thread); measured here with kafka-consumer-perf-test
+    # 4.3.1 on a prefilled topic, main thread's CPU between runs of 0.25-3M records of 100 B and 1 KiB and
+    # 1 MiB or 64 KiB fetches (Intel Xeon, 2 cores, 2026-11-25)
+    "consumer.fetch_us": _f(float, 49.0, "Consumer CPU per fetch (build the request, read the response).",
+                            0, 10**7),
+    "consumer.record_us": _f(float, 0.12, "Consumer CPU per record poll() returns.", 0, 10**6),
+    "consumer.byte_ns": _f(float, 0.83, "Consumer CPU per byte fetched (CRC32C, copying values out).", 0, 10**6),
+    "consumer.cold_cpu_ms": _f(float, 0.0, "CPU a fresh consumer JVM's poll thread spends reading beyond its "
+                               "warm costs while its code is cold (interpreted, then C1 code): it runs at half "
+                               "speed until it has spent this much more. `kafkasim calibrate host` measures it "
+                               "with two fresh kafka-consumer-perf-test reads.", 0, 10**7),
+    "consumer.join_ms": _f(float, 250.0, "From a consumer's start to its partitions assigned, beyond the "
+                           "coordinator's delay and round trips (perf-test's rebalance.time.ms).", 0, 10**7),
+    # sender thread
+    "sender.request_us": _f(float, 30.0, "Sender CPU per produce request (build, write, read the "
+                            "response).", 0, 10**7),
+    "sender.batch_us": _f(float, 5.0, "Sender CPU per batch drained and completed.", 0, 10**7),
+    "sender.connect_ms": _f(float, 0.0, "How long a freshly started producer takes from its first batch for a "
+                            "broker to its first request there, beyond 2 round trips (TCP, ApiVersions): "
+                            "connecting and the cold first request path. 0 = connections already up.", 0, 10**6),
+    "sender.record_us": _f(float, 0.1, "Sender CPU per record completed (the user callback).", 0, 10**6),
+    "sender.byte_ns": _f(float, 0.0, "Sender CPU per byte of request written to the socket (the kernel's "
+                         "send path; on loopback also the receiving side's, which runs on the sending thread).",
+                         0, 10**6),
+    # broker
+    "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
+    "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",
+                          0, 10**7),
+    "broker.record_us": _f(float, 0.0, "Broker I/O-thread CPU per record appended as leader (LogValidator "
+                           "checks every record of a batch: offsets, timestamps, sizes).", 0, 10**6),
+    "broker.byte_ns": _f(float, 0.5, "Broker CPU per byte appended (validation, CRC, page-cache copy).",
+                         0, 10**6),
+    "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
+                                    "response).", 0, 10**7),
+    "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
+    "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
+    "broker.follower_fetch_us": _f(float, 0.0, "A follower's own CPU per fetch it makes (its fetcher thread "
+                                   "builds the request, handles the response, appends; the collector's share): "
+                                   "measured by `kafkasim calibrate host`.", 0, 10**7),
+    "broker.follower_byte_ns": _f(float, 0.0, "A follower's CPU per byte it fetches beyond the append's "
+                                  "broker.byte_ns (reading the response into the heap, the collector).",
+                                  0, 10**6),
+    "broker.handoff_us": _f(float, 0.0, "Latency, not CPU, of each hand-off between a broker's network and "
+                            "I/O threads: a request waits it on the request queue and again on the response "
+                            "queue (a thread waking up), on a host with a core per thread; times threads per core on a host short "
+                            "of cores.", 0, 10**7),
+    "broker.service_cv": _f(float, 0.0, "Variability of broker I/O-thread service times: the coefficient of "
+                            "variation of a gamma distribution (0 = fixed, 1 = exponential).", 0, 10),
+    "broker.partition_us": _f(float, 2.0, "Broker CPU per partition it hosts per second of run "
+                              "(background work: fetch sessions, log checks, metrics).", 0, 10**7),
+}
+
+
+def _codec_fields() -> dict[str, Field]:
+    """Each codec's costs and its ratio on each payload."""
+    f: dict[str, Field] = {}
     for codec in CODECS:
         f[f"compression.{codec}.byte_ns"] = _f(float, {"gzip": 20.0, "snappy": 2.0, "lz4": 1.5, "zstd": 4.0}[codec],
                                                f"CPU per uncompressed byte to compress with {codec}.", 0, 10**6)
@@ -149,7 +153,7 @@ def _fields() -> dict[str, Field]:
     return f
 
 
-HARDWARE_FIELDS: dict[str, Field] = _fields()
+HARDWARE_FIELDS.update(_codec_fields())
 
 # What one broker may have of its own: hardware.brokers.<id>.<key> overrides <key> for broker <id>.
 PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "page_cache_gib", "dirty_ratio", "extra_latency_ms") + tuple(

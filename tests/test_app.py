@@ -21,7 +21,8 @@ from kafkasim.app.app_command import add_app_command, streamlit_command  # noqa:
 from kafkasim.app.ui_run import capped  # noqa: E402
 from kafkasim.calibration.fit import predicted, scenario_for  # noqa: E402
 from kafkasim.calibration.runs import Observation, load_observations  # noqa: E402
-from kafkasim.model.scenario import FIELDS, ScenarioError  # noqa: E402
+from kafkasim.model.scenario import ScenarioError  # noqa: E402
+from kafkasim.model.scenario_fields import FIELDS
 from kafkasim.model.simulate import simulate  # noqa: E402
 from kafkasim.validation import reproduce as rep  # noqa: E402
 from kafkasim.validation.report import (FACTORS, Row, error_by_factor, predict_all, role_of,  # noqa: E402

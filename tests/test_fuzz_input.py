@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kafkasim.model.scenario import ScenarioError, flatten, load_scenario
+from kafkasim.model.scenario import ScenarioError, load_scenario
+
+from kafkasim.model.scenario_fields import flatten
 from kafkasim.model.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,8 @@ import pytest
 
 from kafkasim.model import scenario as scenario_module
 from kafkasim.model.hardware import HARDWARE_FIELDS
-from kafkasim.model.scenario import FIELDS, ScenarioError, field_of, from_flat, load_scenario, parse_overrides
+from kafkasim.model.scenario import ScenarioError, from_flat, load_scenario
+from kafkasim.model.scenario_fields import FIELDS, field_of, parse_overrides
 
 from conftest import EXAMPLES
 

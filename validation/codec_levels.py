@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from kafkasim.model.codec_levels import TABLE
-from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
+from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import environment
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, ensure_kafka, java_command
 

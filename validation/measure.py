@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kafkasim.model.scenario import FIELDS, LEVEL_KEYS
+from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
 from kafkasim.validation.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
