@@ -24,60 +24,23 @@ and short enough that the planner's 20–40 model runs fit in two minutes on a s
 """
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
-from kafkasim.app.sweep import Progress, parse_values, run_scenarios
-from kafkasim.model import codec_levels
+from kafkasim.app.plan_report import Plan
+from kafkasim.app.sweep import Progress, run_scenarios
+from kafkasim.model.bounds import SUSTAINED, Bounds, Settings, Shape, feasible, least, short
 from kafkasim.model.scenario import Scenario, ScenarioError, from_flat
-from kafkasim.model.scenario_fields import LEVEL_KEYS, parse_overrides
 
-MBIT = 1e6 / 8
 P99_PATIENCE = 24         # candidates failing on p99 alone without a lower p99 before the search stops
 SATURATED = 0.95          # a resource this busy at the planned rate has no margin left
 KEEP_UP = 0.93            # delivered / offered, after the latency tail, that counts as keeping up (short runs:
                           # perf-test's whole-ms elapsed time and the throttle's 2 ms bursts cost a few %)
-BOUND_SLACK = 0.9         # prune only candidates whose analytic bound is below 90 % of the planned rate
 CLIENT_SIDE = ("worker threads", "lock contention", "sender thread", "buffer memory")
-
-
-@dataclass(frozen=True)
-class Shape:
-    brokers: int
-    producers: int
-    threads: int
-    partitions: int
-
-    @property
-    def cost(self) -> tuple[int, int, int, int]:
-        return (self.brokers, self.producers, self.producers * self.threads, self.partitions)
-
-    def text(self) -> str:
-        return (f"{self.brokers} brokers, {self.partitions} partitions, {self.producers} producer"
-                f"{'s' if self.producers > 1 else ''} × {self.threads} thread{'s' if self.threads > 1 else ''}")
-
-
-@dataclass(frozen=True)
-class Settings:
-    batch_size: int
-    linger_ms: float
-    compression: str
-    max_in_flight: int
-
-    def flat(self) -> dict[str, Any]:
-        return {"producer.batch.size": self.batch_size, "producer.linger.ms": self.linger_ms,
-                "producer.compression.type": self.compression,
-                "producer.max.in.flight.requests.per.connection": self.max_in_flight}
-
-    def text(self) -> str:
-        return (f"batch.size={self.batch_size} linger.ms={_g(self.linger_ms)} compression.type={self.compression} "
-                f"max.in.flight.requests.per.connection={self.max_in_flight}")
 
 
 @dataclass
@@ -125,132 +88,6 @@ class Request:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Analytic bounds
-
-class Bounds:
-    """Upper bounds on records/s from the hardware profile's costs; each ignores queueing, so each is optimistic."""
-
-    def __init__(self, base: Scenario, req: Request):
-        f = base.flat()
-        self.hw = {k[len("hardware."):]: v for k, v in f.items() if k.startswith("hardware.")}
-        self.levels = {codec: codec_levels.of(base, codec) for codec in LEVEL_KEYS}   # (cost, ratio) factors
-        self.req = req
-        self.size = float(req.record_size)
-        self.acks = req.acks
-        self.rf = req.rf
-        self.max_request = f["producer.max.request.size"]
-        self.io_threads = f["cluster.broker.num.io.threads"]
-        self.net_threads = f["cluster.broker.num.network.threads"]
-        self.extra_rtt = f["network.rtt_ms"]
-        self.cap_mbit = f["network.bandwidth_mbit"]
-        self.colocated = self.hw["colocated_cores"] > 0
-
-    def us(self, key: str) -> float:
-        return self.hw[key] * 1e-6
-
-    def ratio(self, codec: str) -> float:
-        return 1.0 if codec == "none" else \
-            self.hw[f"compression.{codec}.ratio.{self.req.payload}"] * self.levels.get(codec, (1.0, 1.0))[1]
-
-    def wire(self, st: Settings) -> float:
-        return self.size * self.ratio(st.compression)
-
-    def per_batch(self, st: Settings) -> float:
-        return max(1.0, st.batch_size / self.wire(st))
-
-    def per_request(self, st: Settings, brokers: int, partitions: int) -> float:
-        leaders = min(brokers, partitions)
-        batches = min(math.ceil(partitions / leaders), max(1, self.max_request // st.batch_size))
-        return self.per_batch(st) * batches
-
-    def send_seconds(self, st: Settings) -> float:
-        """One thread's time a record: its send() and the application's own work between sends."""
-        h = self.hw
-        t = (h["worker.record_us"] + h["worker.app_us"] + h["worker.lock_us"]
-             + h["worker.metadata_lock_us"]) * 1e-6 + h["worker.byte_ns"] * 1e-9 * self.size
-        if st.compression != "none":
-            t += (h[f"compression.{st.compression}.byte_ns"] * self.levels.get(st.compression, (1.0, 1.0))[0]
-                  * 1e-9 * self.size)                                              # Java compresses in send()
-        return t + h["worker.batch_us"] * 1e-6 / self.per_batch(st)          # the batches it starts
-
-    def client(self, producers: int, threads: int, st: Settings) -> dict[str, float]:
-        """Bounds that depend on the producers alone."""
-        h = self.hw
-        out = {"worker threads": producers * threads / self.send_seconds(st)}
-        if threads > 1:
-            # The sticky partitioners send every thread to the same partition until its batch is full, so the
-            # partition's deque lock serialises the producer's appends; the producer-wide lock always does.
-            # Each append there follows another thread's, so it also pays the transfer of the batch's cache lines.
-            deque = h["worker.lock_us"] + h["worker.transfer_us"] + h["worker.contention_us"] * (threads - 1)
-            meta = h["worker.metadata_lock_us"] + h["worker.metadata_contention_us"] * (threads - 1)
-            if deque > 0:
-                out["partition deque lock"] = producers / (deque * 1e-6)
-            if meta > 0:
-                out["producer-wide lock"] = producers / (meta * 1e-6)
-        sender = (h["sender.record_us"] * 1e-6 + h["sender.batch_us"] * 1e-6 / self.per_batch(st))
-        out["sender thread"] = producers / sender if sender > 0 else math.inf
-        out["client NIC"] = producers * h["nic_mbit"] * MBIT / self.wire(st)
-        return out
-
-    def request_latency_ms(self) -> float:
-        """The least produce-request latency: a round trip, the follower's fetch round trip for acks=all, and the
-        broker's own CPU per request."""
-        rtt = self.hw["rtt_ms"] + self.extra_rtt
-        replication = rtt if self.acks == "all" and self.rf > 1 else 0.0
-        return max(1e-3, rtt + replication + (self.hw["broker.request_us"] + self.hw["broker.batch_us"]) / 1000.0)
-
-    def window(self, shape: Shape, st: Settings) -> float:
-        leaders = min(shape.brokers, shape.partitions)
-        requests = 1000.0 / self.request_latency_ms() * st.max_in_flight * leaders * shape.producers
-        return requests * self.per_request(st, shape.brokers, shape.partitions)
-
-    def broker(self, brokers: int, partitions: int, st: Settings, producers: int = 1) -> dict[str, float]:
-        """Bounds that depend on the brokers (and on how many records a request carries)."""
-        h = self.hw
-        w = self.wire(st)
-        nic = h["nic_mbit"] * MBIT
-        out = {"broker NIC in": brokers * nic / (w * self.rf),
-               "broker disk": brokers * h["disk_mb_s"] * 1e6 / (w * self.rf)}
-        # every byte leaves the leader once per follower and once per consumer group
-        copies_out = self.rf - 1 + self.req.consumer_groups
-        if copies_out:
-            out["broker NIC out"] = brokers * nic / (w * copies_out)
-        per_record = (h["broker.request_us"] * 1e-6 / self.per_request(st, brokers, partitions)
-                      + h["broker.batch_us"] * 1e-6 / self.per_batch(st) + h["broker.byte_ns"] * 1e-9 * w)
-        threads = self.io_threads if self.colocated else min(self.io_threads, h["broker_cores"])
-        out["broker io-threads"] = brokers * threads / per_record
-        if self.cap_mbit:
-            out["network cap"] = self.cap_mbit * MBIT / w
-        return out
-
-    def all(self, shape: Shape, st: Settings) -> dict[str, float]:
-        out = self.client(shape.producers, shape.threads, st)
-        out.update(self.broker(shape.brokers, shape.partitions, st))
-        out["sender in-flight window"] = self.window(shape, st)
-        return out
-
-
-def least(bounds: dict[str, float]) -> tuple[str, float]:
-    name = min(bounds, key=bounds.get)
-    return name, bounds[name]
-
-
-# Sustained bandwidths: a short simulation cannot see them (the page cache absorbs tens of ms of disk writes, a
-# socket buffer some of the NIC's), so the planner holds candidates to these bounds exactly, not with slack.
-SUSTAINED = ("broker disk", "broker NIC in", "broker NIC out", "client NIC", "network cap")
-
-
-def feasible(bounds: dict[str, float], planned: float) -> tuple[bool, str, float]:
-    """Whether no bound rules the planned rate out (CPU bounds with BOUND_SLACK, sustained ones exactly), and
-    the binding bound: the violated one if any, else the least."""
-    for name, value in sorted(bounds.items(), key=lambda kv: kv[1]):
-        if value < planned * (1.0 if name in SUSTAINED else BOUND_SLACK):
-            return False, name, value
-    name, value = least(bounds)
-    return True, name, value
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # Candidates, evaluation and the verdict on one candidate
 
 @dataclass
@@ -283,19 +120,19 @@ class Planner:
     def __init__(self, req: Request, space: Space | None = None, jobs: int = 2, scheduler: str | None = None,
                  progress: bool = False):
         if req.target_rps <= 0:
-            raise ScenarioError(f"--target-rps={_g(req.target_rps)} is not allowed: expected a number > 0")
+            raise ScenarioError(f"--target-rps={short(req.target_rps)} is not allowed: expected a number > 0")
         if not 0 <= req.headroom <= 10:
             raise ScenarioError(f"--headroom={req.headroom} is not allowed: expected a number from 0 to 10")
         if req.p99_ms is not None and req.p99_ms <= 0:
-            raise ScenarioError(f"--p99-ms={_g(req.p99_ms)} is not allowed: expected a number > 0")
+            raise ScenarioError(f"--p99-ms={short(req.p99_ms)} is not allowed: expected a number > 0")
         self.req, self.space = req, space or Space()
         self.jobs, self.scheduler, self.progress = jobs, scheduler, progress
         self.base = self._base_scenario()
-        self.bounds = Bounds(self.base, req)
+        self.bounds = Bounds(self.base)
         # Every record waits at least one produce round trip, and perf-test reports whole milliseconds.
         self.floor_ms = self.bounds.request_latency_ms()
         if req.p99_ms is not None and req.p99_ms < math.floor(self.floor_ms):
-            raise ScenarioError(f"--p99-ms={_g(req.p99_ms)} is not reachable here: every record waits at least one "
+            raise ScenarioError(f"--p99-ms={short(req.p99_ms)} is not reachable here: every record waits at least one "
                                 f"produce round trip, ≥ {self.floor_ms:.2f} ms on profile {req.profile}"
                                 f"{' with acks=all' if req.acks == 'all' and req.rf > 1 else ''}; perf-test counts "
                                 f"whole milliseconds, so ask for {math.floor(self.floor_ms)} ms or more")
@@ -372,7 +209,7 @@ class Planner:
         if row["utilisation"].get("buffer memory", 0.0) > 0.01:
             problems.append("send() waits for buffer.memory")
         if self.req.p99_ms is not None and row["p99_ms"] > self.req.p99_ms:
-            problems.append(f"p99 {row['p99_ms']} ms > {_g(self.req.p99_ms)} ms")
+            problems.append(f"p99 {row['p99_ms']} ms > {short(self.req.p99_ms)} ms")
         ev.passed = not problems
         ev.reason = "; ".join(problems) if problems else (
             f"keeps up with {offered:,.0f} records/s; busiest {busiest} {util[busiest]:.0%}")
@@ -532,7 +369,7 @@ class Planner:
                 elif ev.passed and ev.shape != plan.shape and len(alternatives) < runners_up:
                     alternatives.append(ev)
             if plan is None and stale >= P99_PATIENCE:
-                self.gave_up = (f"p99 ≤ {_g(self.req.p99_ms)} ms not reached: the lowest p99 of "
+                self.gave_up = (f"p99 ≤ {short(self.req.p99_ms)} ms not reached: the lowest p99 of "
                                 f"{len(self.evaluations)} configurations simulated was {lowest_p99:g} ms, and the "
                                 f"last {stale} bettered none (the round trip alone is {self.floor_ms:.2f} ms)")
                 break
@@ -558,7 +395,7 @@ class Planner:
             variants.append((label, shape, settings))
 
         add(f"batch.size {st.batch_size} → {st.batch_size // 2}", settings=_r(st, batch_size=max(1024, st.batch_size // 2)))
-        add(f"linger.ms {_g(st.linger_ms)} → {_g(0 if st.linger_ms else 5)}",
+        add(f"linger.ms {short(st.linger_ms)} → {short(0 if st.linger_ms else 5)}",
             settings=_r(st, linger_ms=0.0 if st.linger_ms else 5.0))
         other = "lz4" if st.compression == "none" else "none"
         add(f"compression.type {st.compression} → {other}", settings=_r(st, compression=other))
@@ -590,207 +427,3 @@ def _r(obj, **kw):
     return type(obj)(**{**asdict(obj), **kw})
 
 
-def _g(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The answer
-
-@dataclass
-class Plan:
-    req: Request
-    space: Space
-    best: Evaluation | None
-    alternatives: list[Evaluation]
-    sensitivity: list[dict]
-    evaluations: list[Evaluation]
-    excluded: dict[int, str]
-    pruned: int
-    search_seconds: float
-    wall_seconds: float
-    sim_seconds: float
-    gave_up: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        r = self.req
-        return {
-            "target_rps": r.target_rps, "planned_rps": r.planned_rps, "headroom": r.headroom,
-            "record_size": r.record_size, "record_size_max": r.record_size_max, "acks": r.acks,
-            "replication_factor": r.rf, "p99_ms": r.p99_ms, "profile": r.profile,
-            "simulated_seconds_per_evaluation": self.sim_seconds,
-            "plan": self.best.summary() if self.best else None,
-            "alternatives": [a.summary() for a in self.alternatives],
-            "sensitivity": self.sensitivity,
-            "fewer_brokers_excluded": {str(k): v for k, v in self.excluded.items()
-                                       if self.best is None or k < self.best.shape.brokers},
-            "search": {"evaluations": len(self.evaluations), "pruned_analytically": self.pruned,
-                       "stopped": self.gave_up or None,
-                       "search_seconds": self.search_seconds, "wall_seconds": self.wall_seconds,
-                       "evaluated": [e.summary() for e in self.evaluations]},
-        }
-
-    def header(self) -> str:
-        """What was asked: target, record size, acks, RF, p99 limit, payload, the profile and its provenance."""
-        r = self.req
-        size = f"{r.record_size} B" if not r.record_size_max else \
-            f"{2 * r.record_size - r.record_size_max}–{r.record_size_max} B (mean {r.record_size} B)"
-        return (f"{r.target_rps:,.0f} records/s of {size}, acks={r.acks}, RF {r.rf}"
-                + (f", p99 ≤ {_g(r.p99_ms)} ms" if r.p99_ms else "") + f", payload {r.payload}"
-                + f"; hardware profile {r.profile} ({_provenance(r.profile)})"
-                + "".join(f"; {k}={v}" for k, v in r.overrides.items()))
-
-    def text(self) -> str:
-        r = self.req
-        lines = ["kafkasim plan: " + self.header(),
-                 f"planned for {r.planned_rps:,.0f} records/s ({r.headroom:.0%} headroom). Each configuration was "
-                 f"simulated for {self.sim_seconds:.2f} s of traffic ({r.planned_rps * self.sim_seconds:,.0f} records, "
-                 f"a quarter of them warm-up):",
-                 "  enough for batches, request windows and broker queues to reach steady state, not for rare "
-                 "latency tails (GC, page-cache stalls).", ""]
-        if self.best is None:
-            lines.append("NO PLAN: no configuration within the limits meets the target in the model"
-                         + (f"; stopped: {self.gave_up}." if self.gave_up else "."))
-            lines += self._why()
-            lines.append(self._footer())
-            return "\n".join(lines)
-        b = self.best
-        lines += ["PLAN   " + b.shape.text(), "       " + b.settings.text()]
-        lines += self._predicted(b, "       ")
-        lines.append("")
-        lines.append("why not smaller:")
-        lines += self._why()
-        if self.alternatives:
-            lines.append("")
-            lines.append("runner-up alternatives (also meet the target, cost more):")
-            for i, a in enumerate(self.alternatives, 1):
-                lines.append(f"  {i}. {a.shape.text()}; {a.settings.text()}")
-                lines += self._predicted(a, "     ")
-        if self.sensitivity:
-            lines.append("")
-            lines.append("most sensitive to (one step from the plan, simulated at the planned rate):")
-            for d in self.sensitivity[:5]:
-                verdict = "still meets the target" if d["meets_target"] else f"FAILS: {d['reason']}"
-                lines.append(f"  {d['change']:34} capacity {d['capacity_change']:+.0%}, p99 {d['p99_ms']} ms "
-                             f"({d['p99_change_ms']:+d}); {verdict}")
-        lines.append("")
-        lines.append(self._footer())
-        return "\n".join(lines)
-
-    def _predicted(self, e: Evaluation, pad: str) -> list[str]:
-        row = e.row
-        return [f"{pad}predicted at {row['offered_rps']:,.0f} records/s offered: delivers {row['delivered_rps']:,.0f}, "
-                f"avg latency {row['avg_latency_ms']:.1f} ms, p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms",
-                f"{pad}estimated capacity ≈ {e.capacity:,.0f} records/s ({e.capacity / self.req.target_rps:.2f} × "
-                f"target), limited by {e.busiest}" + ("" if "analytic" in e.busiest else
-                f", {row['busiest_utilisation']:.0%} busy at the planned rate") + " — the bottleneck when pushed further",
-                f"{pad}tightest analytic bound: {e.bound_name} ≤ {e.bound:,.0f} records/s"]
-
-    def _why(self) -> list[str]:
-        out = []
-        top = self.best.shape.brokers if self.best else None
-        for k, why in self.excluded.items():
-            if top is None or k < top:
-                out.append(f"  {k:3d} brokers: {why}")
-        if len(out) > 8:
-            out = out[:3] + [f"  … ({len(out) - 6} more)"] + out[-3:]
-        failed = [e for e in self.evaluations if not e.passed and self.best and e.shape.cost < self.best.shape.cost]
-        if failed:
-            out.append(f"  {len(failed)} cheaper candidates simulated and failed, e.g.:")
-            for e in failed[-3:]:
-                out.append(f"    {e.shape.text()}; {e.settings.text()}: {e.reason}")
-        return out or ["  (none cheaper within the limits)"]
-
-    def _footer(self) -> str:
-        return (f"search: {self.space.size():,} candidates in the space, {self.pruned:,} pruned by analytic bounds "
-                f"on the way, {len(self.evaluations) + len(self.sensitivity)} simulated; "
-                f"{self.search_seconds:.1f} s search, {self.wall_seconds:.1f} s in all")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Command line
-
-def _list(text: str | None, key: str, default: Sequence) -> tuple:
-    return parse_values(text, key, f"{key} {text!r}") if text else tuple(default)
-
-
-def parse_record_size(text: str) -> tuple[int, int]:
-    """'1000' -> (1000, 0); '500-1000' -> mean 750, max 1000 (the model's uniform size distribution)."""
-    try:
-        if "-" in text.strip()[1:]:
-            lo, hi = (int(x) for x in text.split("-", 1))
-            if not 0 < lo < hi:
-                raise ValueError
-            return (lo + hi) // 2, hi if hi > (lo + hi) // 2 else 0
-        value = int(text)
-        if value < 1:
-            raise ValueError
-        return value, 0
-    except ValueError:
-        raise ScenarioError(f"--record-size={text!r} is not allowed: expected bytes (1000) or a range "
-                            f"(500-1000)") from None
-
-
-def request_from_args(args: argparse.Namespace) -> tuple[Request, Space]:
-    size, size_max = parse_record_size(args.record_size)
-    if args.rf < 1:
-        raise ScenarioError(f"--rf={args.rf} is not allowed: expected an integer ≥ 1")
-    if args.max_brokers < max(args.rf, args.min_brokers):
-        raise ScenarioError(f"--max-brokers={args.max_brokers} is not allowed: RF {args.rf} needs at least "
-                            f"{max(args.rf, args.min_brokers)} brokers")
-    for name in ("max_producers", "max_threads", "jobs"):
-        if getattr(args, name) < 1:
-            raise ScenarioError(f"--{name.replace('_', '-')}={getattr(args, name)} is not allowed: expected an "
-                                f"integer ≥ 1")
-    if args.sim_seconds is not None and args.sim_seconds <= 0:
-        raise ScenarioError(f"--sim-seconds={args.sim_seconds} is not allowed: expected a number > 0")
-    default = Space()
-    space = Space(
-        brokers=tuple(range(max(1, args.min_brokers), args.max_brokers + 1)),
-        producers=tuple(range(1, args.max_producers + 1)),
-        threads=tuple(range(1, args.max_threads + 1)),
-        tries_per_shape=max(1, args.tries_per_shape),
-        batch_sizes=_list(args.batch_sizes, "producer.batch.size", default.batch_sizes),
-        linger_ms=_list(args.linger_ms, "producer.linger.ms", default.linger_ms),
-        compressions=_list(args.compression, "producer.compression.type", default.compressions),
-        max_in_flights=_list(args.max_in_flight, "producer.max.in.flight.requests.per.connection",
-                             default.max_in_flights),
-    )
-    req = Request(target_rps=args.target_rps, record_size=size, record_size_max=size_max, acks=args.acks,
-                  rf=args.rf, p99_ms=args.p99_ms, headroom=args.headroom, profile=args.profile,
-                  client_version=args.client_version, payload=args.payload, overrides=parse_overrides(args.set),
-                  sim_seconds=args.sim_seconds, consumer_groups=args.consumer_groups)
-    return req, space
-
-
-def _provenance(profile: str) -> str:
-    """Where a profile's costs come from, in a few words: measured on a host, fitted to runs, or set by hand."""
-    from kafkasim.model.hardware import load_profile
-    try:
-        data = load_profile(profile)
-    except ValueError:
-        return "unreadable"
-    if data.get("host"):
-        return f"measured by calibrate host on {data['host'].get('cpu', '?')}"
-    if isinstance(data.get("provenance"), dict):
-        return "fitted to one host's runs"
-    return "hand-set or derived from published figures, not measured"
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    req, space = request_from_args(args)
-    planner = Planner(req, space, jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
-    if not args.quiet:
-        print(f"kafkasim: planning for {req.planned_rps:,.0f} records/s; each candidate simulates "
-              f"{planner.sim_seconds():.2f} s of traffic", file=sys.stderr)
-        from kafkasim.calibration.host import profile_line
-        stale = profile_line(req.profile)
-        if stale:
-            print(stale, file=sys.stderr)
-    plan = planner.run(sensitivity=not args.no_sensitivity)
-    if args.format == "json":
-        json.dump(plan.to_json(), sys.stdout, indent=1)
-        print()
-    else:
-        print(plan.text())
-    return 0 if plan.best else 1

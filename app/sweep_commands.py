@@ -67,9 +67,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from kafkasim.app import plan as pl
+    from kafkasim.app import plan_command
 
-    return pl.run_cli(args)
+    return plan_command.run_cli(args)
 
 
 def add_sweep_commands(subparsers) -> None:

@@ -10,6 +10,7 @@ import os
 import time
 
 from kafkasim.app import plan as pl
+from kafkasim.app.plan_command import parse_record_size
 
 
 def main() -> None:
@@ -23,7 +24,7 @@ def main() -> None:
     ap.add_argument("--no-sensitivity", action="store_true")
     ap.add_argument("--quiet", action="store_true", help="print only the figures, not the whole plan")
     args = ap.parse_args()
-    size, size_max = pl.parse_record_size(args.record_size)
+    size, size_max = parse_record_size(args.record_size)
     req = pl.Request(target_rps=args.target_rps, record_size=size, record_size_max=size_max, acks="all", rf=3,
                      profile=args.profile, sim_seconds=args.sim_seconds, payload=args.payload)
     print(f"plan for {args.target_rps:,.0f} records/s of {args.record_size} B, RF 3, acks=all, profile "

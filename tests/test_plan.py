@@ -9,6 +9,8 @@ import json
 import pytest
 
 from kafkasim.app import plan as pl
+from kafkasim.app.plan_command import parse_record_size
+from kafkasim.model import bounds as bd
 from kafkasim.app.sweep import evaluate
 from kafkasim.app.cli import main as cli_main
 from kafkasim.model.scenario import ScenarioError
@@ -61,7 +63,7 @@ def test_no_cheaper_configuration_in_the_exhaustive_grid_meets_it(planned):
     best = plan.best
     cheaper = []
     for b, p, t, ppb in itertools.product(SPACE.brokers, SPACE.producers, SPACE.threads, SPACE.partitions_per_broker):
-        shape = pl.Shape(b, p, t, b * ppb)
+        shape = bd.Shape(b, p, t, b * ppb)
         if shape.cost < best.shape.cost:
             cheaper.extend((shape, st) for st in SPACE.settings())
     assert cheaper, "the grid should hold cheaper configurations for the test to mean anything"
@@ -77,8 +79,8 @@ def test_analytic_bounds_are_upper_bounds_of_the_model(planned):
     """The pruning is safe only if the model never beats a bound: check the plan's capacity against them."""
     planner, plan = planned
     best = plan.best
-    _, bound = pl.least(planner.bounds.all(best.shape, best.settings))
-    assert best.capacity <= bound / pl.BOUND_SLACK
+    _, bound = bd.least(planner.bounds.all(best.shape, best.settings))
+    assert best.capacity <= bound / bd.BOUND_SLACK
 
 
 def test_plan_json_and_text(capsys):
@@ -112,10 +114,10 @@ def test_bad_plan_input_is_one_line_and_exit_2(capsys, args, message):
 
 
 def test_record_size_range_is_the_models_uniform_distribution():
-    assert pl.parse_record_size("500-1000") == (750, 1000)
-    assert pl.parse_record_size("1024") == (1024, 0)
+    assert parse_record_size("500-1000") == (750, 1000)
+    assert parse_record_size("1024") == (1024, 0)
     with pytest.raises(ScenarioError):
-        pl.parse_record_size("1000-500")
+        parse_record_size("1000-500")
 
 
 def test_the_small_case_needs_more_than_one_broker_and_producer(planned):
@@ -130,9 +132,9 @@ def test_the_bounds_take_the_compression_level_the_search_is_run_with():
     plans the model passes."""
     def bounds(**overrides):
         request = pl.Request(**{**REQUEST, "overrides": {**SLOW, **overrides}})
-        return pl.Bounds(pl.Planner(request, SPACE).base, request)
+        return bd.Bounds(pl.Planner(request, SPACE).base)
 
-    gzip = pl.Settings(batch_size=65536, linger_ms=5.0, compression="gzip", max_in_flight=5)
+    gzip = bd.Settings(batch_size=65536, linger_ms=5.0, compression="gzip", max_in_flight=5)
     default, fast = bounds(), bounds(**{"producer.compression.gzip.level": 1})
     assert fast.send_seconds(gzip) < default.send_seconds(gzip)
     assert fast.wire(gzip) > default.wire(gzip)
@@ -154,13 +156,13 @@ def test_consumer_groups_need_more_broker_nic_and_the_plan_says_so(capsys):
     rate one broker's NIC out carries alone needs more brokers with them, and the plan names the NIC out."""
     def bound(groups: int) -> float:
         request = pl.Request(**{**REQUEST, "consumer_groups": groups})
-        b = pl.Bounds(pl.Planner(request, SPACE).base, request)
-        return b.broker(1, 1, pl.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))[
+        b = bd.Bounds(pl.Planner(request, SPACE).base)
+        return b.broker(1, 1, bd.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))[
             "broker NIC out"]
 
-    assert bound(3) > 0 and "broker NIC out" not in pl.Bounds(
-        pl.Planner(pl.Request(**REQUEST), SPACE).base, pl.Request(**REQUEST)).broker(
-        1, 1, pl.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))
+    assert bound(3) > 0 and "broker NIC out" not in bd.Bounds(
+        pl.Planner(pl.Request(**REQUEST), SPACE).base).broker(
+        1, 1, bd.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5))
     assert bound(1) == pytest.approx(3 * bound(3))
     args = ["plan", "--target-rps", "20000", "--record-size", "200", "--rf", "1", "--acks", "1",
             "--max-brokers", "3", "--max-producers", "2", "--batch-sizes", "65536", "--linger-ms", "5",
