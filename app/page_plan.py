@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kafkasim.app.plan import Planner, Request, Space
+from kafkasim.app.plan import Planner
+from kafkasim.app.plan_report import Request, Space
 from kafkasim.model.hardware import profile_names
 from kafkasim.model.scenario import ScenarioError
 

@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Sequence
 
-from kafkasim.app.plan import Planner, Request, Space
+from kafkasim.app.plan import Planner
+from kafkasim.app.plan_report import Request, Space
 from kafkasim.app.sweep import parse_values
 from kafkasim.model.scenario import ScenarioError
 from kafkasim.model.scenario_fields import parse_overrides

@@ -1,13 +1,85 @@
-"""The planner's answer: the plan, its alternatives and sensitivity, as text and as JSON."""
+"""What the planner is asked (Request, Space), each candidate it judges (Evaluation), and its answer (Plan: the
+plan, its alternatives and sensitivity, as text and as JSON)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
-from kafkasim.model.bounds import short
+from kafkasim.model.bounds import Settings, Shape, short
 
-if TYPE_CHECKING:
-    from kafkasim.app.plan import Evaluation, Request, Space
+
+@dataclass
+class Space:
+    """What the planner may choose from."""
+    brokers: Sequence[int] = tuple(range(1, 41))
+    producers: Sequence[int] = tuple(range(1, 65))
+    threads: Sequence[int] = (1, 2)
+    partitions_per_broker: Sequence[int] = (1, 2, 4, 8)
+    batch_sizes: Sequence[int] = (16384, 65536, 262144, 1048576)
+    linger_ms: Sequence[float] = (0.0, 5.0, 20.0)
+    compressions: Sequence[str] = ("none", "lz4", "zstd")
+    max_in_flights: Sequence[int] = (1, 5)
+    tries_per_shape: int = 1      # settings simulated per shape (most promising first) before it fails
+
+    def settings(self) -> list[Settings]:
+        return [Settings(b, l, c, m) for b, l, c, m in
+                itertools.product(self.batch_sizes, self.linger_ms, self.compressions, self.max_in_flights)]
+
+    def size(self) -> int:
+        return (len(self.brokers) * len(self.producers) * len(self.threads) * len(self.partitions_per_broker)
+                * len(self.settings()))
+
+
+@dataclass
+class Request:
+    target_rps: float
+    record_size: int
+    record_size_max: int = 0
+    acks: str = "all"
+    rf: int = 3
+    p99_ms: float | None = None
+    headroom: float = 0.30
+    profile: str = "generic-server"
+    client_version: str = "3.9"
+    payload: str = "random-letters"
+    overrides: dict = field(default_factory=dict)
+    sim_seconds: float | None = None
+    min_records: int = 40_000
+    consumer_groups: int = 0          # groups reading every record beside the producers (tailing)
+
+    @property
+    def planned_rps(self) -> float:
+        return self.target_rps * (1.0 + self.headroom)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Candidates, evaluation and the verdict on one candidate
+
+@dataclass
+class Evaluation:
+    shape: Shape
+    settings: Settings
+    bound_name: str
+    bound: float
+    row: dict | None = None
+    passed: bool = False
+    reason: str = ""
+    capacity: float = 0.0
+    busiest: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        r = self.row or {}
+        return {"brokers": self.shape.brokers, "partitions": self.shape.partitions,
+                "producers": self.shape.producers, "threads": self.shape.threads,
+                "settings": self.settings.flat(), "meets_target": self.passed, "reason": self.reason,
+                "analytic_bound_rps": round(self.bound), "analytic_bound": self.bound_name,
+                "offered_rps": r.get("offered_rps"), "delivered_rps": r.get("delivered_rps"),
+                "records_per_sec": r.get("records_per_sec"), "avg_latency_ms": r.get("avg_latency_ms"),
+                "p50_ms": r.get("p50_ms"), "p99_ms": r.get("p99_ms"),
+                "estimated_capacity_rps": round(self.capacity), "busiest_resource": self.busiest,
+                "busiest_utilisation": r.get("busiest_utilisation"),
+                "bottleneck": r.get("bottleneck"), "bottleneck_utilisation": r.get("bottleneck_utilisation")}
 
 
 @dataclass

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import yaml
 
+from kafkasim.model.batch import Batch
 from kafkasim.model.scenario import Scenario, ScenarioError
 # Imported here, not in evaluate(): forked worker processes then run the model this process loaded.
 
@@ -252,61 +253,13 @@ def run_scenarios(scenarios: Sequence[Scenario], jobs: int = 1, scheduler: str |
     if not scenarios:
         return []
 
-    def finished(i: int, row: dict) -> None:
-        rows[i] = row
-        bar.update()
-        if on_row is not None:
-            on_row(i, row)
-    if scheduler:
-        _run_dask(scenarios, scheduler, rows, finished)
-    elif jobs <= 1 or len(scenarios) == 1:
-        for i, s in enumerate(scenarios):
-            finished(i, evaluate(s))
-    else:
-        _run_local(scenarios, jobs, finished)
+    with Batch(jobs, scheduler) as batch:
+        for i, row in batch.completed(evaluate, scenarios):
+            rows[i] = row
+            bar.update()
+            if on_row is not None:
+                on_row(i, row)
     return rows  # type: ignore[return-value]
-
-
-def _run_local(scenarios, jobs, finished) -> None:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    # fork where available: the children inherit the imported model, so the first point starts at once.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(scenarios)), mp_context=ctx) as pool:
-        futures = {pool.submit(evaluate, s): i for i, s in enumerate(scenarios)}
-        try:
-            for fut in as_completed(futures):
-                finished(futures[fut], fut.result())
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-
-
-def _run_dask(scenarios, scheduler, rows, finished) -> None:
-    try:
-        from dask.distributed import Client, as_completed
-    except ImportError:
-        raise ScenarioError("--scheduler needs Dask: pip install 'kafkasim[dask]' (dask and distributed)") from None
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise ScenarioError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
-    try:
-        # pure=True: the same scenario is the same task (Scenario is hashable), so repeated points run once.
-        futures = client.map(evaluate, list(scenarios), pure=True)
-        positions: dict[str, list[int]] = {}
-        for i, f in enumerate(futures):
-            positions.setdefault(f.key, []).append(i)
-        for fut in as_completed(futures):
-            row = fut.result()
-            for i in positions[fut.key]:
-                if rows[i] is None:
-                    finished(i, dict(row))
-    finally:
-        client.close()
 
 
 # ---------------------------------------------------------------------------------------------------------------

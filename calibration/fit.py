@@ -8,11 +8,9 @@ the parameters do. Parameter uncertainty comes from the Jacobian at the solution
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,6 +19,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from kafkasim.calibration.runs import Observation
+from kafkasim.model.batch import Batch
 from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile
 from kafkasim.model.scenario import from_flat, resolve_hardware
 from kafkasim.model.simulate import simulate
@@ -124,12 +123,8 @@ def simulator(jobs: int | None = None, figures=None):
     `jobs` processes (default: one per core): the scenarios are independent, and each run is seeded, so the figures
     do not depend on it. It yields them as they are ready (the processes take the scenarios in turn)."""
     run = partial(_simulated, figures or predicted)
-    jobs = job_count(jobs)
-    if jobs == 1:
-        yield lambda scenarios: map(run, scenarios)
-        return
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield lambda scenarios: pool.map(run, scenarios)
+    with Batch(job_count(jobs)) as batch:
+        yield lambda scenarios: batch.map(run, scenarios)
 
 
 def predicted(result) -> dict:
