@@ -13,6 +13,7 @@ from collections import deque
 import numpy as np
 
 from kafkasim.model.buffer_pool import BufferPool
+from kafkasim.model.records import ArraySegment, RangeSegment
 
 # DefaultRecordBatch.RECORD_BATCH_OVERHEAD (v2 magic): the batch header.
 BATCH_HEADER_BYTES = 61
@@ -61,9 +62,9 @@ class CompressionRatioEstimator:
 
 
 class ProducerBatch:
-    """One partition's batch. Its records are *segments*, one per chunk that appended to it: either a range of
-    record ids appended at even spacing, (first_id, count, first_append, spacing) — the common case — or arrays,
-    (ids, appends), when a chunk spread its records over several partitions."""
+    """One partition's batch. Its records are *segments*, one per chunk that appended to it: a RangeSegment of
+    record ids appended at even spacing — the common case — or an ArraySegment, when a chunk spread its records
+    over several partitions."""
 
     __slots__ = ("partition", "created", "segments", "bytes", "records", "last_append", "full_at",
                  "allocated", "drained", "size_on_wire", "compression_ratio", "offset")
@@ -71,7 +72,7 @@ class ProducerBatch:
     def __init__(self, partition: int, allocated: int):
         self.partition = partition
         self.created = np.inf          # the first append's time
-        self.segments: list[tuple] = []
+        self.segments: list[RangeSegment | ArraySegment] = []
         self.bytes = 0                 # uncompressed record bytes
         self.records = 0
         self.last_append = -np.inf
@@ -84,12 +85,12 @@ class ProducerBatch:
 
     def add_range(self, first_id: int, count: int, first_append: float, spacing: float, nbytes: int) -> bool:
         """Records first_id … first_id + count − 1; True if they are the batch's first."""
-        self.segments.append((first_id, count, first_append, spacing))
+        self.segments.append(RangeSegment(first_id, count, first_append, spacing))
         return self._grew(count, nbytes, first_append, first_append + (count - 1) * spacing)
 
     def add(self, ids: np.ndarray, appends: np.ndarray, nbytes: int) -> bool:
         """Records `ids`, appended at `appends`; True if they are the batch's first."""
-        self.segments.append((ids, appends))
+        self.segments.append(ArraySegment(ids, appends))
         return self._grew(len(ids), nbytes, float(appends[0]), float(appends[-1]))
 
     def _grew(self, count: int, nbytes: int, first: float, last: float) -> bool:
@@ -107,30 +108,30 @@ class ProducerBatch:
             return BATCH_HEADER_BYTES + self.bytes
         return BATCH_HEADER_BYTES + self.bytes * ratio * ESTIMATION_FACTOR
 
-    def split_after(self, now: float, sizes: np.ndarray) -> list[tuple] | None:
+    def split_after(self, now: float, sizes: np.ndarray) -> list[RangeSegment | ArraySegment] | None:
         """Keep the records appended by `now`; return the segments of the rest."""
         now += TIME_EPSILON
         if self.last_append <= now:
             return None
         keep, rest = [], []
         for seg in self.segments:
-            if len(seg) == 4:
+            if type(seg) is RangeSegment:
                 first_id, count, first, spacing = seg
                 if spacing <= 0:
                     n = count if first <= now else 0
                 else:
                     n = min(count, max(0, int((now - first) // spacing) + 1))
                 if n:
-                    keep.append((first_id, n, first, spacing))
+                    keep.append(RangeSegment(first_id, n, first, spacing))
                 if n < count:
-                    rest.append((first_id + n, count - n, first + n * spacing, spacing))
+                    rest.append(RangeSegment(first_id + n, count - n, first + n * spacing, spacing))
             else:
                 ids, appends = seg
                 mask = appends <= now
                 if mask.any():
-                    keep.append((ids[mask], appends[mask]))
+                    keep.append(ArraySegment(ids[mask], appends[mask]))
                 if not mask.all():
-                    rest.append((ids[~mask], appends[~mask]))
+                    rest.append(ArraySegment(ids[~mask], appends[~mask]))
         self.segments = []
         self.bytes = self.records = 0
         self.created, self.last_append = np.inf, -np.inf
@@ -140,16 +141,17 @@ class ProducerBatch:
             self.full_at = np.inf
         return rest
 
-    def restore(self, seg: tuple, sizes: np.ndarray) -> None:
+    def restore(self, seg: RangeSegment | ArraySegment, sizes: np.ndarray) -> None:
         """Add a segment taken from another batch."""
-        if len(seg) == 4:
+        if type(seg) is RangeSegment:
             first_id, count, first, spacing = seg
             self.add_range(first_id, count, first, spacing, int(sizes[first_id:first_id + count].sum()))
         else:
-            self.add(seg[0], seg[1], int(sizes[seg[0]].sum()))
+            self.add(seg.ids, seg.appends, int(sizes[seg.ids].sum()))
 
     def record_ids(self) -> np.ndarray:
-        parts = [np.arange(s[0], s[0] + s[1]) if len(s) == 4 else s[0] for s in self.segments]
+        parts = [np.arange(s.first_id, s.first_id + s.count) if type(s) is RangeSegment else s.ids
+                 for s in self.segments]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

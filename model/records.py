@@ -7,9 +7,25 @@ when an array is read.
 from __future__ import annotations
 
 from array import array
+from typing import NamedTuple
 
 import numpy as np
 import simpy
+
+
+class RangeSegment(NamedTuple):
+    """Records first_id … first_id + count − 1 of one batch, appended `spacing` apart from first_append (a chunk's
+    records on one partition: the common case)."""
+    first_id: int
+    count: int
+    first_append: float
+    spacing: float
+
+
+class ArraySegment(NamedTuple):
+    """Records `ids` of one batch, appended at `appends` (a chunk that spread its records over partitions)."""
+    ids: np.ndarray
+    appends: np.ndarray
 
 
 class EvenRuns:
@@ -104,17 +120,17 @@ class Records:
         first + offset · spacing."""
         self._send_start.note(first_id, count, first, spacing, offset)
 
-    def complete_segments(self, segments: list[tuple], first: float, step: float) -> None:
+    def complete_segments(self, segments: list[RangeSegment | ArraySegment], first: float, step: float) -> None:
         """Callbacks for a batch's records (segments as ProducerBatch keeps them) run one after another from
         `first`, `step` apart."""
         done = 0
         for seg in segments:
-            if len(seg) == 4:
-                count = seg[1]
-                self._completed.note(seg[0], count, first, step, done)
+            if type(seg) is RangeSegment:
+                count = seg.count
+                self._completed.note(seg.first_id, count, first, step, done)
             else:
-                count = len(seg[0])
-                self._completed.put(seg[0], first + step * np.arange(done, done + count))
+                count = len(seg.ids)
+                self._completed.put(seg.ids, first + step * np.arange(done, done + count))
             done += count
         self._settle(done)
 

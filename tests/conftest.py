@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from kafkasim.model import simulate as simulate_module
+from kafkasim.model.records import RangeSegment
 from kafkasim.model.scenario import Scenario, from_flat, load_scenario
 from kafkasim.model.simulate import simulate
 
@@ -131,13 +132,12 @@ def batch_records(batch) -> tuple[np.ndarray, np.ndarray]:
     if hasattr(batch, "segments"):
         ids, times = [], []
         for seg in batch.segments:
-            if len(seg) == 4:
-                first_id, count, first, spacing = seg
-                ids.append(np.arange(first_id, first_id + count))
-                times.append(first + spacing * np.arange(count))
+            if isinstance(seg, RangeSegment):
+                ids.append(np.arange(seg.first_id, seg.first_id + seg.count))
+                times.append(seg.first_append + seg.spacing * np.arange(seg.count))
             else:
-                ids.append(np.asarray(seg[0]))
-                times.append(np.asarray(seg[1], dtype=float))
+                ids.append(np.asarray(seg.ids))
+                times.append(np.asarray(seg.appends, dtype=float))
     else:
         ids, times = list(batch.ids), list(batch.appends)
     if not ids:

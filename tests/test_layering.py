@@ -66,3 +66,22 @@ def test_no_import_cycles_within_a_layer(layer):
         done.add(module)
     for module in sorted(graph):
         visit(module)
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 80      # small modules with one job, functions that fit on a screen
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_modules_and_functions_stay_small(layer):
+    too_long = []
+    for path in sorted((ROOT / layer).rglob("*.py")):
+        text = path.read_text()
+        name = str(path.relative_to(ROOT))
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text, name)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}:{node.lineno} {node.name}(): {lines} lines")
+    assert not too_long, "over the limits: " + "; ".join(too_long)
