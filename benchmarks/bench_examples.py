@@ -19,18 +19,14 @@ GOALS = "goals: wall ÷ simulated ≤ 0.1 on every example; median ≥ 2 M recor
 # Run in the child: one example, its figures as one JSON line.
 CHILD = r"""
 import json, resource, sys, time
-from kafkasim.model import simulate as sim
 from kafkasim.model.scenario import load_scenario
-batches = []
-build = sim.build_result
-def counting(s, env, records, producers, *rest):
-    batches.append(sum(len(producer.sender.batches) for producer in producers))
-    return build(s, env, records, producers, *rest)
-sim.build_result = counting
+from kafkasim.model.simulate import Simulation
 scenario = load_scenario(sys.argv[1], sys.argv[2:])
 wall = time.perf_counter()
-result = sim.simulate(scenario)
+run = Simulation(scenario)
+result = run.run()
 wall = time.perf_counter() - wall
+batches = [sum(len(producer.sender.batches) for producer in run.producers)]
 print(json.dumps({"wall_s": wall, "simulated_s": result.simulated_seconds,
                   "records": scenario.workload.records * scenario.producers, "batches": batches[0],
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

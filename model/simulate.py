@@ -146,42 +146,56 @@ def _progress(env: simpy.Environment, records, total: int, horizon: float, repor
                 "eta_seconds": (now - wall) * (1 - share) / share if share > 0 else None})
 
 
+class Simulation:
+    """One scenario wired as a deployment — records, hosts, the cluster, the producers and the consumers — ready to
+    run() once. Tests and benchmarks read its components after the run."""
+
+    def __init__(self, s: Scenario, progress=None):
+        """progress(dict), if given, hears how far a long run is (records, simulated seconds, ETA)."""
+        self.wall = time.perf_counter()
+        self.scenario = s
+        self.env = env = simpy.Environment()
+        streams = _streams(s.seed)
+        rng = lambda: np.random.default_rng(next(streams))    # one stream per component, in a fixed order
+        hw, w = s.hardware, s.workload
+        total = w.records * s.producers
+        check_memory(total)
+        values = record_sizes(s, rng(), total)
+        self.records = records = Records(env, values, record_bytes(values, w.key_size) if total else values)
+        self.shared = (add_background(Host(env, "shared", hw["colocated_cores"]), hw["background_cores"])
+                       if hw["colocated_cores"] > 0 else None)
+        self.cluster = Cluster(env, s, self.shared, rng())
+        link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
+                    Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
+        self.producers = [KafkaProducer(env, s, k, records, self.cluster, self.shared, rng, link_cap)
+                          for k in range(s.producers)]
+        stop_workers = env.all_of([wk.process for producer in self.producers for wk in producer.workers])
+        self.producers_done = env.all_of([stop_workers, records.done]) if total else stop_workers
+        # (a plain event for the consumers to wait on: a condition nested in another is disarmed when that fires)
+        producing = env.event()
+        self.producers_done.callbacks.append(lambda _: producing.succeed())
+        self.consumers = consumer_groups(env, s, self.cluster, self.shared, producing)
+        if progress is not None:
+            env.process(_progress(env, records, total, s.max_sim_seconds, progress, self.wall))
+
+    def run(self) -> Result:
+        """Run until every producer and consumer is done or model.max_sim_seconds, and measure."""
+        # The run keeps nearly everything it makes (batches, requests, record runs) until it ends, and what it drops
+        # is freed by reference counting: the cyclic garbage collector would only walk the growing heap again and
+        # again (2-8 % of a run). It pauses for the run; the run's objects are collected as usual afterwards.
+        env, s = self.env, self.scenario
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            env.run(until=env.any_of([env.all_of([self.producers_done] + [c.process for c in self.consumers]),
+                                      env.timeout(s.max_sim_seconds)]))
+            return build_result(s, env, self.records, self.producers, self.cluster, self.shared,
+                                time.perf_counter() - self.wall, self.consumers)
+        finally:
+            if collecting:
+                gc.enable()
+
+
 def simulate(s: Scenario, progress=None) -> Result:
     """Run the scenario; progress(dict), if given, hears how far a long run is (records, simulated seconds, ETA)."""
-    wall = time.perf_counter()
-    env = simpy.Environment()
-    streams = _streams(s.seed)
-    rng = lambda: np.random.default_rng(next(streams))    # one stream per component, in a fixed order
-    hw, w = s.hardware, s.workload
-    total = w.records * s.producers
-    check_memory(total)
-    values = record_sizes(s, rng(), total)
-    records = Records(env, values, record_bytes(values, w.key_size) if total else values)
-
-    shared = (add_background(Host(env, "shared", hw["colocated_cores"]), hw["background_cores"])
-              if hw["colocated_cores"] > 0 else None)
-    cluster = Cluster(env, s, shared, rng())
-    link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
-                Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
-    producers = [KafkaProducer(env, s, k, records, cluster, shared, rng, link_cap) for k in range(s.producers)]
-
-    stop_workers = env.all_of([wk.process for producer in producers for wk in producer.workers])
-    producers_done = env.all_of([stop_workers, records.done]) if total else stop_workers
-    # (a plain event for the consumers to wait on: a condition nested in another is disarmed when that fires)
-    producing = env.event()
-    producers_done.callbacks.append(lambda _: producing.succeed())
-    consumers = consumer_groups(env, s, cluster, shared, producing)
-    # The run keeps nearly everything it makes (batches, requests, record runs) until it ends, and what it drops
-    # is freed by reference counting: the cyclic garbage collector would only walk the growing heap again and
-    # again (2-8 % of a run). It pauses for the run; the run's objects are collected as usual afterwards.
-    if progress is not None:
-        env.process(_progress(env, records, total, s.max_sim_seconds, progress, wall))
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        env.run(until=env.any_of([env.all_of([producers_done] + [c.process for c in consumers]),
-                                  env.timeout(s.max_sim_seconds)]))
-        return build_result(s, env, records, producers, cluster, shared, time.perf_counter() - wall, consumers)
-    finally:
-        if collecting:
-            gc.enable()
+    return Simulation(s, progress).run()

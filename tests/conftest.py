@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kafkasim.model import simulate as simulate_module
+
 from kafkasim.model.records import RangeSegment
 from kafkasim.model.scenario import Scenario, from_flat, load_scenario
-from kafkasim.model.simulate import simulate
+from kafkasim.model.simulate import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -83,24 +83,14 @@ class Run:
 
 
 def capture(s, **overrides: Any) -> Run:
-    """simulate(s), keeping the objects build_result saw (s: a Scenario or flat keys on top of BASE)."""
+    """simulate(s), keeping the run's components (s: a Scenario or flat keys on top of BASE)."""
     if not isinstance(s, Scenario):
         s = scenario(s, **overrides)
     elif overrides:
         s = s.replace(**overrides)
-    seen = {}
-    original = simulate_module.build_result
-
-    def spy(s_, env, records, producers, cluster, shared, runtime, consumers=()):
-        seen.update(env=env, records=records, producers=producers, cluster=cluster, consumers=consumers)
-        return original(s_, env, records, producers, cluster, shared, runtime, consumers)
-
-    simulate_module.build_result = spy
-    try:
-        result = simulate(s)
-    finally:
-        simulate_module.build_result = original
-    return Run(result, seen["env"], seen["records"], seen["producers"], seen["cluster"], seen["consumers"])
+    sim = Simulation(s)
+    result = sim.run()
+    return Run(result, sim.env, sim.records, sim.producers, sim.cluster, sim.consumers)
 
 
 def max_in_flight_per_connection(requests) -> dict[int, int]:

@@ -102,18 +102,18 @@ def test_percentiles_by_counting_match_partitioning(high):
 
 
 @pytest.mark.parametrize("collecting", [True, False])
-def test_simulate_pauses_the_garbage_collector_and_restores_it(collecting, monkeypatch):
+def test_simulate_pauses_the_garbage_collector_and_restores_it(collecting):
     """simulate() runs with the cyclic GC paused (nothing in the model depends on it) and leaves it as it was."""
     seen = []
-    original = simulate_module.build_result
+    sim = simulate_module.Simulation(scenario(ONE_BROKER))
 
-    def spy(*args):
+    def watch():        # a process inside the run: what the collector is doing while it runs
         seen.append(gc.isenabled())
-        return original(*args)
-    monkeypatch.setattr(simulate_module, "build_result", spy)
+        yield sim.env.timeout(0)
+    sim.env.process(watch())
     (gc.enable if collecting else gc.disable)()
     try:
-        simulate_module.simulate(scenario(ONE_BROKER))
+        sim.run()
         assert gc.isenabled() == collecting and seen == [False]
     finally:
         gc.enable()
