@@ -380,8 +380,8 @@ class RecordAccumulator:
                 self.deques[target].appendleft(moved)
             else:
                 self.deques[target].append(moved)
-            first = tail[0][0]
-            self.on_split(int(first if len(tail[0]) == 4 else first[0]))
+            first = tail[0]
+            self.on_split(first.first_id if type(first) is RangeSegment else int(first.ids[0]))
         batch.drained = now
         if self.codec == "none":
             batch.size_on_wire = BATCH_HEADER_BYTES + batch.bytes

@@ -85,3 +85,18 @@ def test_modules_and_functions_stay_small(layer):
                 if lines > MAX_FUNCTION_LINES:
                     too_long.append(f"{name}:{node.lineno} {node.name}(): {lines} lines")
     assert not too_long, "over the limits: " + "; ".join(too_long)
+
+
+def test_every_reference_to_the_docs_resolves():
+    """A docstring's "docs/NAME.md §N" names a file in docs/ and a "## N." section in it."""
+    import re
+    missing = []
+    for layer in LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            for doc, section in set(re.findall(r"(docs/[\w-]+\.md)(?: §(\d+))?", path.read_text())):
+                target = ROOT / doc
+                if not target.exists():
+                    missing.append(f"{path.relative_to(ROOT)}: {doc}")
+                elif section and not re.search(rf"^## {section}\. ", target.read_text(), re.M):
+                    missing.append(f"{path.relative_to(ROOT)}: {doc} §{section}")
+    assert not missing, missing
