@@ -9,7 +9,7 @@ import sys
 
 from kafkasim.app.predict_command import predict
 from kafkasim.model.scenario import ScenarioError, load_scenario
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

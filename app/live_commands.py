@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 
 
 def add_live_commands(subparsers) -> None:

@@ -18,7 +18,7 @@ import streamlit as st
 from kafkasim.app import ui_charts, ui_fidelity, ui_fit
 from kafkasim.calibration.fit import MAX_RECORDS
 from kafkasim.calibration.runs import Observation, load_observations
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 from kafkasim.validation.report import Row, predict_all, role_of, roles_from_matrix, summarise
 
 OTHER = "another file…"

@@ -8,7 +8,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Sequence
 
-from kafkasim.model.fields import ScenarioError
+from kafkasim.model.errors import ScenarioError
 
 
 class Batch:

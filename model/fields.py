@@ -8,10 +8,6 @@ from typing import Any
 import yaml
 
 
-class ScenarioError(ValueError):
-    """Bad scenario input; the message is one line naming the key, the value and what is allowed."""
-
-
 @dataclass(frozen=True)
 class Field:
     kind: type | tuple            # int, float, str, bool, or a tuple of allowed strings

@@ -14,7 +14,8 @@ from typing import Any
 
 
 from kafkasim.model import clients
-from kafkasim.model.fields import ScenarioError, clip, fmt as _fmt, read_mapping
+from kafkasim.model.errors import ScenarioError
+from kafkasim.model.fields import clip, fmt as _fmt, read_mapping
 from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile, per_broker
 from kafkasim.model.scenario_fields import (FIELDS, LEVEL_KEYS, check_key, check_value, flatten, kafka_text,
                                             parse_overrides)

@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from kafkasim.model.fields import Field, ScenarioError, clip
+from kafkasim.model.errors import ScenarioError
+from kafkasim.model.fields import Field, clip
 from kafkasim.model.hardware import HARDWARE_FIELDS, PER_BROKER, per_broker
 
 

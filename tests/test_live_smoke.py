@@ -311,7 +311,7 @@ def test_a_broker_killed_mid_measurement_is_reported_within_seconds(tmp_path):
     import threading
     import time
 
-    from kafkasim.validation.errors import LiveError
+    from kafkasim.model.errors import LiveError
     from kafkasim.validation.targets import ClusterPool, network_of
 
     scenario = tmp_path / "dies.yaml"

@@ -12,7 +12,7 @@ import pytest
 from kafkasim.calibration.bands import band
 from kafkasim.model.scenario import ScenarioError, load_scenario
 from kafkasim.validation import cluster as cl
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 
 EXAMPLE = "examples/local-1broker.yaml"
 

@@ -7,7 +7,7 @@ import pytest
 
 from kafkasim.app import cli
 from kafkasim.model.hardware import load_profile
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 from kafkasim.validation.matrix import Matrix
 from kafkasim.validation.measure import Config, config_key, measured_settings, spread
 from kafkasim.validation.store import RunStore
@@ -187,7 +187,7 @@ def test_validate_fits_the_parameters_it_is_given(tmp_path, capsys):
 
 def test_a_java_source_that_does_not_compile_is_a_one_line_error(tmp_path):
     """kafka_dist.compiled: javac's first complaint, once, as a LiveError; nothing half-built is kept."""
-    from kafkasim.validation.errors import LiveError
+    from kafkasim.model.errors import LiveError
     from kafkasim.validation.kafka_dist import compiled
     lib = tmp_path / "kafka" / "lib"
     lib.mkdir(parents=True)

@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from kafkasim.validation.errors import LiveError
+from kafkasim.model.errors import LiveError
 from kafkasim.validation.kafka_dist import java_command
 
 

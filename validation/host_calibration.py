@@ -26,7 +26,7 @@ from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners
 from kafkasim.validation.cluster import Cluster, free_base_port
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
 from kafkasim.validation.runners import CLIENT_HEAP
 

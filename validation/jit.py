@@ -21,7 +21,7 @@ import time
 
 from kafkasim.validation import admin, kafka_dist, runners, targets
 from kafkasim.validation.environment import KAFKA_NODE, ThreadCpu, own_pids, own_processes_seconds, since
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
 

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from kafkasim.model.hardware import cache_dir
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 
 KAFKA_VERSION = "4.3.1"
 LOG4J_VERSION = "2.24.3"

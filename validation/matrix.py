@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.runners import CLIENTS
 

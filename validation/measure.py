@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
 from kafkasim.validation.runners import Target

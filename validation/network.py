@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir
 
 TOXIPROXY_VERSION = "2.5.0"

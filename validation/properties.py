@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kafkasim.validation.errors import UserError
+from kafkasim.model.errors import UserError
 
 # Kafka's own list of password-type settings is longer, but every one of them has one of these words in its name.
 SECRET_WORDS = ("password", "secret", "jaas", "token", "credential", "key.password", "keystore.key")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
 
-from kafkasim.validation.errors import LiveError, UserError
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_jars, client_release, compiled, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")

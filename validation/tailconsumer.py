@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafkasim.validation import environment
 from kafkasim.validation.consumerperf import IDLE_TIMEOUT_MS, consumer_properties
-from kafkasim.validation.errors import LiveError
+from kafkasim.model.errors import LiveError
 from kafkasim.validation.kafka_dist import compiled, java_command
 from kafkasim.validation.runners import CLIENT_HEAP, Target, last_line
 
