@@ -103,10 +103,7 @@ def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any,
     length = s.workload.records
     n = run.get("records", spec.get("records", 0)) if records is None else records
     if n and n < length:
-        over: dict[str, Any] = {"workload.records": n}
-        if s.workload.warmup_records:
-            over["workload.warmup_records"] = n // 10
-        s = s.replace(**over)
+        s = s.shortened(n)
     return s, length
 
 
