@@ -100,6 +100,7 @@ def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path
     import io
     from kafkasim.validation import measure
     monkeypatch.setattr(measure, "CLUSTER_WARMUP_SECONDS", 10.0)   # a first cold run of 20000 takes 2-6 s
+    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 100.0)        # (the compilers' own rule: the test below)
     scenario = tmp_path / "smoke.yaml"
     scenario.write_text(SCENARIO)
     bootstrap = broker.state.bootstrap
@@ -110,7 +111,8 @@ def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path
     measurer.measure(Config(scenario, "java", ["producer.linger.ms=1"]), target)
     first, second = [line for line in out.getvalue().splitlines() if "warm-up" in line]
     sent, runs, seconds = re.search(r"warm-up \((\d+) records in (\d+) runs, (\d+) s, discarded\): [\d,]+ rec/s; "
-                                    r"the brokers' CPU a record [\d.]+ → [\d.]+ us$", first).groups()
+                                    r"the brokers' CPU a record [\d.]+ → [\d.]+ us; their compilers [\d.]+ → [\d.]+ "
+                                    r"cores$", first).groups()
     assert int(runs) >= 2 and int(seconds) >= 10 and int(sent) > 20000 * int(runs), first   # later runs sized to fill
     assert re.search(r"warm-up \(20000 records, discarded\): [\d,]+ rec/s$", second), second
     assert [r["ok"] for r in measurer.store.records()] == [True, True]
@@ -433,3 +435,24 @@ def test_measure_reads_a_filled_topic_with_consumer_perf_test_and_tails_a_produc
     assert e2e["records"] == 3000 and tail["result"]["records"] == 3000
     assert 0 <= e2e["e2e_p50_ms"] <= e2e["e2e_p99_ms"] <= e2e["e2e_max_ms"] < 10_000
     assert tail["environment"]["cpu_during_run"]["consumer_cores"] > 0
+
+
+def test_a_warm_up_repeats_while_the_brokers_compile(broker, tmp_path, monkeypatch):
+    """Any configuration's warm-up on a cluster kafkasim started repeats while the brokers' compilers take
+    BROKER_JIT_QUIET cores or more, up to WARMUP_LIMIT_SECONDS (here the compilers always count as busy)."""
+    import io
+    from kafkasim.validation import measure
+    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
+    monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 6.0)
+    monkeypatch.setattr(measure, "JIT_RUN_SECONDS", 1.0)
+    scenario = tmp_path / "smoke.yaml"
+    scenario.write_text(SCENARIO)
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    out = io.StringIO()
+    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=5000, out=out)
+    measurer.warm_clusters.add(measure.warmth(target))      # not the cluster's first configuration
+    measurer.measure(Config(scenario, "java"), target)
+    line = next(line for line in out.getvalue().splitlines() if "warm-up" in line)
+    runs, seconds = re.search(r"warm-up \(\d+ records in (\d+) runs, (\d+) s, discarded\)", line).groups()
+    assert int(runs) >= 2 and int(seconds) >= 6 and re.search(r"their compilers [\d.]+ → [\d.]+ cores$", line), line

@@ -34,6 +34,14 @@ LATER_DEFAULTS = {"cluster.offline_brokers": 0, **{key: FIELDS[key].default for 
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.
 CLUSTER_WARMUP_SECONDS = 60.0
+# A configuration that takes new paths through the brokers (the first replicated one, a codec they validate) sets
+# their compilers going again: on a 2-core host three brokers' compilers took 0.4-0.6 cores through every measured
+# run of the replicated configurations after an unreplicated first one (transfer-2026-11-26). On a cluster kafkasim
+# started a warm-up repeats, JIT_RUN_SECONDS of load at a time, until the brokers' compilers took less than
+# BROKER_JIT_QUIET cores during one, for at most WARMUP_LIMIT_SECONDS.
+BROKER_JIT_QUIET = 0.1
+JIT_RUN_SECONDS = 15.0
+WARMUP_LIMIT_SECONDS = 240.0
 STDERR_TAIL = 100  # lines of a client's stderr kept per run (a failing broker can print thousands)
 
 
@@ -194,12 +202,14 @@ class Measurer:
 
     def _warm_up(self, sc, target: Target, topic: str, name: str, label: str, records: int) -> None:
         """A discarded run with the same settings, so the broker's JIT and page cache are warm for the measured ones.
-        Always with the Java tool: it is the broker that needs warming, and it warms fastest. The first configuration
-        on a cluster kafkasim started repeats it until CLUSTER_WARMUP_SECONDS of load have run: one short run leaves a
-        freshly started broker cold, and its JIT then takes the measured runs' CPU. (A user's cluster is taken as
-        running warm, and is not sent a minute of unthrottled load.)"""
+        Always with the Java tool: it is the broker that needs warming, and it warms fastest. On a cluster kafkasim
+        started it repeats: the first configuration until CLUSTER_WARMUP_SECONDS of load have run (one short run
+        leaves a freshly started broker cold, and its JIT then takes the measured runs' CPU), and any configuration
+        while the brokers' compilers are busy (BROKER_JIT_QUIET). (A user's cluster is taken as running warm, and is
+        not sent minutes of unthrottled load.)"""
         warm = sc.replace(**{"workload.throughput": -1})
-        n, runs, sent, seconds, broker_us = records, 0, 0, 0.0, []
+        n, runs, sent, seconds, broker_us, jit = records, 0, 0, 0.0, [], []
+        first = warmth(target) not in self.warm_clusters
         while True:
             cpu = environment.CpuWatch()
             out = runners.run(runners.argv("java", self.lib, warm, target, topic, n), runners.time_limit(warm, n),
@@ -211,16 +221,23 @@ class Measurer:
             runs, sent, seconds = runs + 1, sent + n, seconds + out.seconds
             if (us := brokers_us(use, out.seconds, n)) is not None:
                 broker_us.append(us)
-            if (total is None or not target.managed or warmth(target) in self.warm_clusters
-                    or seconds >= CLUSTER_WARMUP_SECONDS):
+            if use and use.get("cluster_cores"):
+                jit.append(use.get("cluster_jit_cores", 0.0))
+            if total is None or not target.managed:
                 break
-            # one more run, long enough for the rest of the time at this run's rate
-            n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds)))
+            short = first and seconds < CLUSTER_WARMUP_SECONDS
+            compiling = bool(jit) and jit[-1] >= BROKER_JIT_QUIET and seconds < WARMUP_LIMIT_SECONDS
+            if not (short or compiling):
+                break
+            # one more run: the rest of the first configuration's time, else JIT_RUN_SECONDS, at this run's rate
+            n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds if short
+                                                          else JIT_RUN_SECONDS)))
         self.warm_clusters.add(warmth(target))
         rate = f"{total.records_per_sec:,.0f} rec/s" if total else f"failed ({runners.last_line(out.stderr)})"
         what = f"{records} records" if runs == 1 else f"{sent} records in {runs} runs, {seconds:.0f} s"
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""
-        self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}")
+        compilers = f"; their compilers {jit[0]:.2f} → {jit[-1]:.2f} cores" if len(jit) > 1 else ""
+        self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}{compilers}")
 
     def _fill(self, sc, target: Target, topic: str, name: str, label: str) -> None:
         """consumers.prefilled_records written into the topic by the producer tool with the scenario's producer
