@@ -202,10 +202,9 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
                 + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
         excess = max(0.0, sender - warm)
         # The model slows each path by 1 + (f − 1)·exp(−i / W) over its i-th run, which adds (f − 1)·W·(1 − exp(−i/W))
-        # runs' cost: a request's building (its request and batch costs), a batch's completion, a record's callback.
+        # runs' cost: a request's building, a batch's drain into it and its completion, a record's callback.
         reach = lambda runs: WARM_INVOCATIONS * (1 - np.exp(-runs / WARM_INVOCATIONS))          # noqa: E731
-        per_request = c["sender.request_us"] + c["sender.batch_us"] * batches / max(1.0, requests)
-        slowed = US * (per_request * reach(requests) + c["sender.batch_us"] * reach(batches)
+        slowed = US * (c["sender.request_us"] * reach(requests) + 2 * c["sender.batch_us"] * reach(batches)
                        + c["sender.record_us"] * reach(n))
         factor = 1 + excess / slowed if slowed > 0 else 1.0
         out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)

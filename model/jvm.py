@@ -24,7 +24,8 @@ threads' CPU of HostCosts runs; perf-test runs agree, environment.cpu_during_run
 record plus ≈ 1.7 us a second for each record held, 0.004-0.19 cores on runs of 10k-350k records/s.
 
 Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
-records (worker) or requests (Sender): 1 + (cold − 1)·exp(−n / jvm.warm_invocations). Native work (the codecs'
+records (worker) or the Sender's requests, batches and callbacks, each counted on its own: 1 + (cold − 1)·exp(−n /
+jvm.warm_invocations). Native work (the codecs'
 JNI code, the kernel's socket writes) is not slowed. The compilers are two passing threads that spend
 jvm.jit_cpu_ms between them, each busy half the time.
 """
@@ -56,8 +57,9 @@ class Jvm:
         self.host = host
         self.cold = cold_factor
         self.warm = warm_invocations
-        # runs through each path so far: records sent, requests built, batches completed, records' callbacks
-        self.runs = {"worker": 0, "sender": 0, "completion": 0, "callback": 0}
+        # runs through each path so far: records sent, requests built, batches drained into them, batches
+        # completed, records' callbacks
+        self.runs = {"worker": 0, "sender": 0, "drain": 0, "completion": 0, "callback": 0}
         if jit_seconds > 0:
             host.add_threads(2, passing=True)
             for share in (C1_SHARE, 1 - C1_SHARE):
@@ -68,8 +70,8 @@ class Jvm:
 
     def factor(self, path: str, count: int = 1) -> float:
         """How many times its warm CPU cost the next `count` runs through `path` ("worker": records, "sender":
-        requests, "completion": batches completed, "callback": records completed) take, on average; counts them
-        as run."""
+        requests, "drain": batches drained, "completion": batches completed, "callback": records completed) take,
+        on average; counts them as run."""
         n, w = self.runs[path], self.warm
         self.runs[path] = n + count
         if self.cold == 1.0 or w <= 0:

@@ -143,9 +143,13 @@ class Sender:
                     nbatches += len(batches)
                     for batch in batches:
                         wire += batch.size_on_wire
-                work = costs.request * len(drained) + costs.batch * nbatches
+                work, batch_work = costs.request * len(drained), costs.batch * nbatches
                 if self.jvm is not None:
+                    # HotSpot compiles each method by its own invocations: a request's code warms per request,
+                    # a batch's (drain, append to the request) per batch, however many a request carries
                     work *= self.jvm.factor("sender", len(drained))
+                    batch_work *= self.jvm.factor("drain", nbatches)
+                work += batch_work
                 # (the codecs and the kernel's socket writes: native code, never cold)
                 busy += work + costs.compress_byte * compressing + costs.wire_byte * wire
                 # handle responses and build the requests, then write them

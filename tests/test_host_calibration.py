@@ -101,14 +101,15 @@ def test_the_regression_recovers_exact_costs():
 
 def _model_cold_excess(run: dict, cold_factor: float) -> float:
     """CPU-seconds the model's Sender spends beyond its warm costs on `run`'s requests, batches and records with a
-    cold factor, each path slowed as Sender.run and Sender._complete slow it (Jvm.factor), a request at a time."""
+    cold factor, each path slowed as Sender.run and Sender._complete slow it (Jvm.factor: a request's code per request,
+    a batch's per batch), a request at a time."""
     jvm = Jvm(simpy.Environment(), Host(simpy.Environment(), "client", 2), 0.0, cold_factor, 300.0)
     requests = int(run["request-total"])
     batches, records = run["batches"] / requests, run["records"] / requests
     excess = 0.0
     for _ in range(requests):
-        build = (TRUE["sender.request_us"] + batches * TRUE["sender.batch_us"]) * US
-        excess += build * (jvm.factor("sender", 1) - 1)
+        excess += TRUE["sender.request_us"] * US * (jvm.factor("sender", 1) - 1)
+        excess += batches * TRUE["sender.batch_us"] * US * (jvm.factor("drain", int(batches)) - 1)
         excess += batches * TRUE["sender.batch_us"] * US * (jvm.factor("completion", int(batches)) - 1)
         excess += records * TRUE["sender.record_us"] * US * (jvm.factor("callback", int(records)) - 1)
     return excess
