@@ -456,3 +456,23 @@ def test_a_warm_up_repeats_while_the_brokers_compile(broker, tmp_path, monkeypat
     line = next(line for line in out.getvalue().splitlines() if "warm-up" in line)
     runs, seconds = re.search(r"warm-up \(\d+ records in (\d+) runs, (\d+) s, discarded\)", line).groups()
     assert int(runs) >= 2 and int(seconds) >= 6 and re.search(r"their compilers [\d.]+ → [\d.]+ cores$", line), line
+
+
+def test_warm_up_reads_repeat_while_the_brokers_compile(broker, tmp_path, monkeypatch):
+    """A catch-up read's discarded warm-up reads repeat, each in a group of its own, while the brokers' compilers
+    are busy (here: always), up to WARMUP_LIMIT_SECONDS."""
+    import io
+    from kafkasim.validation import measure
+    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
+    monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 4.0)
+    scenario = tmp_path / "smoke.yaml"
+    scenario.write_text(SCENARIO)
+    bootstrap = broker.state.bootstrap
+    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
+    out = io.StringIO()
+    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=1, out=out)
+    measurer.measure(Config(scenario, "java", ["producers=0", "consumers.groups=1",
+                                               "consumers.prefilled_records=5000"]), target)
+    reads = [line for line in out.getvalue().splitlines() if "warm-up read" in line]
+    assert len(reads) >= 2 and all(re.search(r"the brokers' compilers [\d.]+ cores$", r) for r in reads), reads
+    assert [r["ok"] for r in measurer.store.records()] == [True]

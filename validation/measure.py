@@ -147,9 +147,8 @@ class Measurer:
             warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
             if consuming:
                 self._fill(sc, target, topic, name, label)
-                if warmup:               # a read, discarded: the brokers' fetch path and page cache warm
-                    first = self._consume_once(config, sc, settings, key, version, target, topic, -1)
-                    self.say(f"{label}{name} warm-up read (discarded): {_describe(first)}")
+                if warmup:
+                    self._warm_up_reads(config, sc, settings, key, version, target, topic, f"{label}{name}")
             elif warmup:
                 self._warm_up(sc, target, topic, name, label, warmup)
             for r in todo:
@@ -238,6 +237,23 @@ class Measurer:
         cooled = f"; the brokers' CPU a record {broker_us[0]:.2f} → {broker_us[-1]:.2f} us" if len(broker_us) > 1 else ""
         compilers = f"; their compilers {jit[0]:.2f} → {jit[-1]:.2f} cores" if len(jit) > 1 else ""
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}{compilers}")
+
+    def _warm_up_reads(self, config: Config, sc, settings: dict, key: str, version: str, target: Target,
+                       topic: str, name: str) -> None:
+        """Discarded reads of the whole topic, so the brokers' fetch path and page cache are warm: on a cluster
+        kafkasim started, repeated while the brokers' compilers take BROKER_JIT_QUIET cores or more (at most
+        WARMUP_LIMIT_SECONDS; each read in a group of its own)."""
+        seconds, reads = 0.0, 0
+        while True:
+            reads += 1
+            read = self._consume_once(config, sc, settings, key, version, target, topic, -reads)
+            seconds += read.get("seconds") or 0.0
+            jit = ((read.get("environment") or {}).get("cpu_during_run") or {}).get("cluster_jit_cores")
+            compilers = f"; the brokers' compilers {jit:.2f} cores" if jit is not None else ""
+            self.say(f"{name} warm-up read {reads} (discarded): {_describe(read)}{compilers}")
+            if not (target.managed and jit is not None and jit >= BROKER_JIT_QUIET
+                    and seconds < WARMUP_LIMIT_SECONDS):
+                return
 
     def _fill(self, sc, target: Target, topic: str, name: str, label: str) -> None:
         """consumers.prefilled_records written into the topic by the producer tool with the scenario's producer
