@@ -93,20 +93,27 @@ def test_java_and_kafka_python_runs(broker, tmp_path):
     assert measurer.measure(Config(scenario, "java"), target) == []
 
 
-def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path, monkeypatch):
-    """The warm-up of the first configuration measured on a cluster repeats until CLUSTER_WARMUP_SECONDS of load have
-    run, and says how the brokers' CPU a record went; later configurations warm up once. Each run's progress line
-    gives the brokers' CPU a record."""
+def _measuring(broker, tmp_path, warmup_records: int):
+    """The smoke scenario's file, the `broker` fixture's cluster as one kafkasim started, a captured output and a
+    Measurer of one run per configuration writing into tmp_path."""
     import io
-    from kafkasim.validation import measure
-    monkeypatch.setattr(measure, "CLUSTER_WARMUP_SECONDS", 10.0)   # a first cold run of 20000 takes 2-6 s
-    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 100.0)        # (the compilers' own rule: the test below)
     scenario = tmp_path / "smoke.yaml"
     scenario.write_text(SCENARIO)
     bootstrap = broker.state.bootstrap
     target = Target(bootstrap, bootstrap, brokers=1, managed=True)
     out = io.StringIO()
-    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=20000, out=out)
+    return scenario, target, out, Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1,
+                                           warmup_records=warmup_records, out=out)
+
+
+def test_the_first_configuration_on_a_cluster_warms_its_brokers(broker, tmp_path, monkeypatch):
+    """The warm-up of the first configuration measured on a cluster repeats until CLUSTER_WARMUP_SECONDS of load have
+    run, and says how the brokers' CPU a record went; later configurations warm up once. Each run's progress line
+    gives the brokers' CPU a record."""
+    from kafkasim.validation import measure
+    monkeypatch.setattr(measure, "CLUSTER_WARMUP_SECONDS", 10.0)   # a first cold run of 20000 takes 2-6 s
+    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 100.0)        # (the compilers' own rule: the test below)
+    scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=20000)
     measurer.measure(Config(scenario, "java"), target)
     measurer.measure(Config(scenario, "java", ["producer.linger.ms=1"]), target)
     first, second = [line for line in out.getvalue().splitlines() if "warm-up" in line]
@@ -440,17 +447,11 @@ def test_measure_reads_a_filled_topic_with_consumer_perf_test_and_tails_a_produc
 def test_a_warm_up_repeats_while_the_brokers_compile(broker, tmp_path, monkeypatch):
     """Any configuration's warm-up on a cluster kafkasim started repeats while the brokers' compilers take
     BROKER_JIT_QUIET cores or more, up to WARMUP_LIMIT_SECONDS (here the compilers always count as busy)."""
-    import io
     from kafkasim.validation import measure
     monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
     monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 6.0)
     monkeypatch.setattr(measure, "JIT_RUN_SECONDS", 1.0)
-    scenario = tmp_path / "smoke.yaml"
-    scenario.write_text(SCENARIO)
-    bootstrap = broker.state.bootstrap
-    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
-    out = io.StringIO()
-    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=5000, out=out)
+    scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=5000)
     measurer.warm_clusters.add(measure.warmth(target))      # not the cluster's first configuration
     measurer.measure(Config(scenario, "java"), target)
     line = next(line for line in out.getvalue().splitlines() if "warm-up" in line)
@@ -461,16 +462,10 @@ def test_a_warm_up_repeats_while_the_brokers_compile(broker, tmp_path, monkeypat
 def test_warm_up_reads_repeat_while_the_brokers_compile(broker, tmp_path, monkeypatch):
     """A catch-up read's discarded warm-up reads repeat, each in a group of its own, while the brokers' compilers
     are busy (here: always), up to WARMUP_LIMIT_SECONDS."""
-    import io
     from kafkasim.validation import measure
     monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
     monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 4.0)
-    scenario = tmp_path / "smoke.yaml"
-    scenario.write_text(SCENARIO)
-    bootstrap = broker.state.bootstrap
-    target = Target(bootstrap, bootstrap, brokers=1, managed=True)
-    out = io.StringIO()
-    measurer = Measurer(RunStore(tmp_path / "runs.jsonl"), repeat=1, warmup_records=1, out=out)
+    scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=1)
     measurer.measure(Config(scenario, "java", ["producers=0", "consumers.groups=1",
                                                "consumers.prefilled_records=5000"]), target)
     reads = [line for line in out.getvalue().splitlines() if "warm-up read" in line]
