@@ -59,9 +59,10 @@ def remember(fingerprint: dict) -> None:
 
 
 def fingerprint(speed: dict) -> dict:
-    """This host's fingerprint from a speed measurement (HostCosts --speed's SPEED line)."""
+    """This host's fingerprint from a speed measurement (HostCosts --speed's SPEED line), with the boot it was
+    taken in."""
     return {**machine(), "speed_score": round(float(speed["score"]), 1),
-            "speed_spread": round(float(speed.get("spread", 0.0)), 3)}
+            "speed_spread": round(float(speed.get("spread", 0.0)), 3), "boot_id": boot_id()}
 
 
 def profile_line(profile: str, hardware_profile: dict | None = None) -> str | None:
@@ -90,7 +91,12 @@ def mismatch(profile_name: str, profile_host: dict | None, other: dict | None, o
              ) -> str | None:
     """One line when the host a profile was measured on (its `host:` fingerprint) and `other` (this host, or the
     runs' host) differ in speed beyond the noise; None when they match or either has no speed score. (A profile
-    without a fingerprint describes hardware given by hand or fitted elsewhere: there is nothing to compare.)"""
+    without a fingerprint describes hardware given by hand or fitted elsewhere: there is nothing to compare.) Both
+    taken in one boot of one machine are the same host whatever their scores: on one VM the score moved 1.8× within
+    90 minutes while the costs `calibrate host` measured moved ≤ 1.3×, and each session's profile predicted the
+    other session's runs 5–7 % off (docs/fidelity.md)."""
+    if profile_host and other and profile_host.get("boot_id") and profile_host.get("boot_id") == other.get("boot_id"):
+        return None
     ratio = speed_ratio(profile_host, other)
     if ratio is None or 1 / SAME_SPEED <= ratio <= SAME_SPEED:
         return None
