@@ -8,8 +8,8 @@ import signal
 import sys
 
 from kafkasim.app.predict_command import predict
-from kafkasim.model.scenario import ScenarioError, load_scenario
 from kafkasim.model.errors import LiveError, UserError
+from kafkasim.model.scenario import ScenarioError, load_scenario
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

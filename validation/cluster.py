@@ -19,9 +19,9 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation import admin
 from kafkasim.validation.environment import KAFKA_NODE
-from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, cache_dir, ensure_kafka, java_command
 
 DEFAULT_BASE_PORT = 9092

@@ -23,10 +23,10 @@ from kafkasim.calibration import host as hostinfo
 from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consumer_costs, host_costs,
                                              profile_sections)
 from kafkasim.calibration.profile import profile_yaml
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners
 from kafkasim.validation.cluster import Cluster, free_base_port
-from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
 from kafkasim.validation.runners import CLIENT_HEAP
 
@@ -201,7 +201,7 @@ def measure_speed(lib: Path | None = None, runs: int = SPEED_JVMS, first: dict |
         line = next((ln for ln in out.stdout.splitlines() if ln.startswith("SPEED ")), None)
         if line is None:
             raise LiveError(f"measuring this host's speed score failed: "
-                            f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+                            f"{runners.last_line(out.stderr)}")
         speeds.append(json.loads(line.split(" ", 1)[1]))
     fingerprint = hostinfo.fingerprint(best_speed(speeds))
     hostinfo.remember(fingerprint)
@@ -263,7 +263,7 @@ def _cold_reads(lib: Path, cluster: Cluster, topic: str, records: int) -> list[d
         parsed = consumerperf.parse(run.stdout)
         if run.exit_status != 0 or parsed.result() is None:
             raise LiveError(f"calibrate host: a fresh kafka-consumer-perf-test reading {n} records failed: "
-                            f"{(run.stderr.strip().splitlines() or ['no output'])[-1]}")
+                            f"{runners.last_line(run.stderr)}")
         metric = lambda name: parsed.metrics.get(f"consumer-fetch-manager-metrics:{name}") or 0.0   # noqa: E731
         out.append({"records": metric("records-consumed-total"), "fetch-total": metric("fetch-total"),
                     "bytes-consumed-total": metric("bytes-consumed-total"),
@@ -316,7 +316,7 @@ def _tool_run(lib: Path, cluster: Cluster, run: Run, topic: str, cmd: list[str],
         parsed = perftest.parse(out.stdout)
         if out.exit_status != 0 or parsed.total is None:
             raise LiveError(f"calibrate host: the run {run.id} failed: "
-                            f"{(out.stderr.strip().splitlines() or ['no output'])[-1]}")
+                            f"{runners.last_line(out.stderr)}")
         if then is not None:
             then()
     finally:

@@ -19,9 +19,9 @@ import argparse
 import sys
 import time
 
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation import admin, kafka_dist, runners, targets
 from kafkasim.validation.environment import KAFKA_NODE, ThreadCpu, own_pids, own_processes_seconds, since
-from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.measure import Config
 from kafkasim.validation.perftest import parse
 

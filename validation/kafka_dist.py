@@ -13,8 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kafkasim.model.hardware import cache_dir
 from kafkasim.model.errors import LiveError, UserError
+from kafkasim.model.hardware import cache_dir
 
 KAFKA_VERSION = "4.3.1"
 LOG4J_VERSION = "2.24.3"

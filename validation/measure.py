@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
-from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
 from kafkasim.validation.runners import Target
@@ -71,6 +71,13 @@ class Config:
             return sc
         except ScenarioError as exc:
             raise UserError(str(exc)) from None
+
+
+def brokers_compiling(target: Target, jit_cores: float | None, seconds: float) -> bool:
+    """Whether a warm-up that has run `seconds` goes on: on a cluster kafkasim started, while the brokers' compilers
+    took BROKER_JIT_QUIET cores or more in its last run (None: not seen), for at most WARMUP_LIMIT_SECONDS."""
+    return (target.managed and jit_cores is not None and jit_cores >= BROKER_JIT_QUIET
+            and seconds < WARMUP_LIMIT_SECONDS)
 
 
 def warmth(target: Target) -> str:
@@ -225,8 +232,7 @@ class Measurer:
             if total is None or not target.managed:
                 break
             short = first and seconds < CLUSTER_WARMUP_SECONDS
-            compiling = bool(jit) and jit[-1] >= BROKER_JIT_QUIET and seconds < WARMUP_LIMIT_SECONDS
-            if not (short or compiling):
+            if not (short or brokers_compiling(target, jit[-1] if jit else None, seconds)):
                 break
             # one more run: the rest of the first configuration's time, else JIT_RUN_SECONDS, at this run's rate
             n = max(records, int(total.records_per_sec * (CLUSTER_WARMUP_SECONDS - seconds if short
@@ -251,8 +257,7 @@ class Measurer:
             jit = ((read.get("environment") or {}).get("cpu_during_run") or {}).get("cluster_jit_cores")
             compilers = f"; the brokers' compilers {jit:.2f} cores" if jit is not None else ""
             self.say(f"{name} warm-up read {reads} (discarded): {_describe(read)}{compilers}")
-            if not (target.managed and jit is not None and jit >= BROKER_JIT_QUIET
-                    and seconds < WARMUP_LIMIT_SECONDS):
+            if not brokers_compiling(target, jit, seconds):
                 return
 
     def _fill(self, sc, target: Target, topic: str, name: str, label: str) -> None:

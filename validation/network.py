@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.validation.kafka_dist import cache_dir
+from kafkasim.validation.runners import last_line
 
 TOXIPROXY_VERSION = "2.5.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -45,7 +46,7 @@ def ensure_toxiproxy() -> Path:
     proc = subprocess.run([go, "install", f"{TOXIPROXY_MODULE}@v{TOXIPROXY_VERSION}"], capture_output=True,
                           text=True, env={**os.environ, "GOBIN": str(gobin)}, cwd=gobin)
     if proc.returncode != 0 or not binary.exists():
-        raise LiveError(f"building toxiproxy failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        raise LiveError(f"building toxiproxy failed: {last_line(proc.stderr)}")
     return binary
 
 

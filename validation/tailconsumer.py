@@ -9,9 +9,9 @@ import tempfile
 import threading
 from pathlib import Path
 
+from kafkasim.model.errors import LiveError
 from kafkasim.validation import environment
 from kafkasim.validation.consumerperf import IDLE_TIMEOUT_MS, consumer_properties
-from kafkasim.model.errors import LiveError
 from kafkasim.validation.kafka_dist import compiled, java_command
 from kafkasim.validation.runners import CLIENT_HEAP, Target, last_line
 

@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.model.errors import UserError
+from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir
 from kafkasim.validation.runners import Target, stopping_brokers_error, unreachable
 
