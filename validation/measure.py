@@ -174,11 +174,10 @@ class Measurer:
                 if down:
                     self._bring_back(target, topic, down, f"{label}{name}")
             finally:     # (the topic goes even if a node did not come back, unless no broker is left to ask)
-                why = None if target.admin_prefix else runners.unreachable(target.admin_bootstrap)
+                why = _why_not_deletable(target)
                 try:
                     if why:
-                        raise LiveError(f"topic {topic} was left on {target.admin_bootstrap}: no broker answers "
-                                        f"({why})")
+                        raise LiveError(f"topic {topic} was left on {target.admin_bootstrap}: {why}")
                     admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
                                        target.admin_prefix)
                 except LiveError as exc:
@@ -385,6 +384,17 @@ class Measurer:
             worker_latency_us=parsed.worker_latency_us,
             windows=[w.__dict__ for w in parsed.windows], metrics=parsed.metrics)
         return record
+
+
+def _why_not_deletable(target: Target) -> str | None:
+    """Why a run's topic cannot be deleted now: a node of kafkasim's cluster died (its port may still take a
+    connection for a moment while the process exits, and the delete would then wait out its time limit), or no
+    broker answers."""
+    dead = target.nodes.died() if target.nodes is not None else []
+    if dead:
+        return f"broker {', '.join(map(str, dead))} is down"
+    why = None if target.admin_prefix else runners.unreachable(target.admin_bootstrap)
+    return f"no broker answers ({why})" if why else None
 
 
 def _asdict(total) -> dict | None:
