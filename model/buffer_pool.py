@@ -19,7 +19,9 @@ class BufferPool:
         self.total = total
         self.available = total
         self.max_block = max_block
-        self.waiters: deque[tuple[int, simpy.Event]] = deque()
+        # (bytes, granted, deadline) in arrival order: the deadlines (arrival + max.block.ms) come in order too
+        self.waiters: deque[tuple[int, simpy.Event, float]] = deque()
+        self.watching = False         # a process is waiting for the first waiter's deadline
         self.wait_seconds = 0.0       # summed over threads: bufferpool-wait-ratio's numerator
         self.on_exhausted = lambda: None   # the Sender's wakeup: every partition is ready while threads wait
 
@@ -46,16 +48,29 @@ class BufferPool:
         if self.try_allocate(size):
             return
         granted = self.env.event()
-        entry = (size, granted)
-        self.waiters.append(entry)
-        self.on_exhausted()
         start = self.env.now
-        result = yield granted | self.env.timeout(self.max_block)
+        self.waiters.append((size, granted, start + self.max_block))
+        self.on_exhausted()
+        if not self.watching:
+            self.watching = True
+            self.env.process(self._expire())
+        ok = yield granted
         self.wait_seconds += self.env.now - start
-        if granted not in result:
-            self.waiters.remove(entry)
-            self._serve()
+        if not ok:
             raise BufferExhausted(f"failed to allocate {size} bytes within max.block.ms")
+
+    def _expire(self) -> Generator:
+        """One timer for all waiters (not one per wait, which would outlive most waits by max.block.ms): wakes at
+        the first waiter's deadline and fails those whose time is up, while any wait."""
+        while self.waiters:
+            size, granted, deadline = self.waiters[0]
+            if deadline > self.env.now:
+                yield self.env.timeout(deadline - self.env.now)
+                continue
+            self.waiters.popleft()
+            granted.succeed(False)
+            self._serve()
+        self.watching = False
 
     def deallocate(self, size: int) -> None:
         if self.total == 0:
@@ -65,9 +80,9 @@ class BufferPool:
 
     def _serve(self) -> None:
         while self.waiters and self.available >= self.waiters[0][0]:
-            size, granted = self.waiters.popleft()
+            size, granted, _ = self.waiters.popleft()
             self.available -= size
-            granted.succeed()
+            granted.succeed(True)
 
     @property
     def used(self) -> int:

@@ -130,3 +130,34 @@ def test_batches_past_the_delivery_timeout_expire_and_free_their_memory():
     ready, _, _ = acc.ready([0], now=0.6)
     assert ready == [] and expired == [(1, 0.6)] and not acc.deques[0]
     assert acc.pool.available == free + BATCH
+
+
+def test_the_pool_serves_waiters_in_order_and_fails_those_past_max_block_ms():
+    """BufferPoolTest's blocking cases: waiters get memory in arrival order as it is freed; one still waiting after
+    max.block.ms fails (BufferExhaustedException) and the next is served; one timer serves every wait (a granted
+    wait leaves nothing behind in the event queue)."""
+    from kafkasim.model.buffer_pool import BufferExhausted
+    env = simpy.Environment()
+    pool = BufferPool(env, total=2 * BATCH, max_block=1.0)
+    assert pool.try_allocate(2 * BATCH)
+    got = {}
+
+    def waiter(name, size, at):
+        yield env.timeout(at)
+        try:
+            yield from pool.allocate(size)
+            got[name] = env.now
+        except BufferExhausted:
+            got[name] = -env.now
+    for name, size, at in (("a", BATCH, 0.0), ("big", 3 * BATCH, 0.1), ("c", BATCH, 0.2)):
+        env.process(waiter(name, size, at))
+
+    def free(at, size):
+        yield env.timeout(at)
+        pool.deallocate(size)
+    env.process(free(0.5, BATCH))      # a gets it; big waits at the head, c behind it
+    env.process(free(0.6, BATCH))      # not enough for big: c still waits (FIFO)
+    env.run(until=1.15)
+    assert got == {"a": 0.5, "big": -1.1, "c": 1.1}
+    assert not pool.waiters and not pool.watching and math.isclose(pool.wait_seconds, 0.5 + 1.0 + 0.9)
+    assert not [event for *_, event in env._queue if isinstance(event, simpy.Timeout)]   # (c's 1.2 not pending)
