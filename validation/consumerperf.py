@@ -8,6 +8,7 @@ and one line of values; with --print-metrics the consumer's metrics follow, in t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from kafkasim.validation.kafka_dist import java_command
@@ -17,12 +18,15 @@ from kafkasim.validation.runners import CLIENT_HEAP, Target
 HEADER = "start.time, end.time, data.consumed.in.MB"
 # ConsumerPerformance stops when no record has come for this long (its --timeout): generous for a slow host.
 IDLE_TIMEOUT_MS = 30_000
+IDLE_WARNING = "WARNING: Exiting before consuming"
+POLL_SECONDS = 0.1                 # its poll(100 ms): the idle timeout is noticed within one
 
 
 @dataclass
 class ConsumerOutput:
     total: dict | None = None          # the values line, by the header's names
     metrics: dict[str, float | str | None] = field(default_factory=dict)
+    stopped_idle: bool = False         # it stopped short: no record came for IDLE_TIMEOUT_MS (its WARNING line)
 
     def result(self) -> dict | None:
         """The figures a run store keeps: records_per_sec is fetch.nMsg.sec, the rate once the group has joined
@@ -36,12 +40,43 @@ class ConsumerOutput:
                 "fetch_ms": t["fetch.time.ms"]}
 
 
+def group_result(outputs: list[ConsumerOutput]) -> dict | None:
+    """One group's figures from its instances' outputs (one instance: its own result()): records and MB summed over
+    the instances, the fetch window from the first one's join (its start.time plus its rebalance.time.ms) to the
+    last one's end.time, as the model's consumer_report reckons a group; each instance's figures beside them.
+    (Only a group that read every record is measured: the caller checks the records.)"""
+    results = [out.result() for out in outputs]
+    if not results or None in results:
+        return None
+    if len(results) == 1:
+        return results[0]
+    starts = [_clock(out.total["start.time"]) for out in outputs]
+    # An instance that read past its share after a rebalance leaves another one short, which stops on the idle
+    # timeout: its reading ended when its last record came, the timeout (and half a poll) before its end.time.
+    last = max(_clock(out.total["end.time"]) - (IDLE_TIMEOUT_MS / 1000 + POLL_SECONDS / 2 if out.stopped_idle else 0)
+               for out in outputs)
+    joined = min(start + r["rebalance_ms"] / 1000 for start, r in zip(starts, results))
+    fetch = max(last - joined, 1e-3)
+    records, mb = sum(r["records"] for r in results), sum(r["mb"] for r in results)
+    return {"records": records, "records_per_sec": records / fetch, "mb_per_sec": mb / fetch, "mb": mb,
+            "overall_records_per_sec": records / max(last - min(starts), 1e-3),
+            "rebalance_ms": round((joined - min(starts)) * 1000), "fetch_ms": round(fetch * 1000),
+            "instances": results}
+
+
+def _clock(text: str) -> float:
+    """ConsumerPerformance's time stamps (yyyy-MM-dd HH:mm:ss:SSS, the client's local time) in seconds."""
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S:%f").timestamp()
+
+
 def parse(text: str) -> ConsumerOutput:
     out = ConsumerOutput()
     lines = [line.strip() for line in text.splitlines()]
     names: list[str] | None = None
     for line in lines:
-        if line.startswith(HEADER):
+        if line.startswith(IDLE_WARNING):
+            out.stopped_idle = True
+        elif line.startswith(HEADER):
             names = [n.strip() for n in line.split(",")]
         elif names and out.total is None and len(values := [v.strip() for v in line.split(",")]) == len(names):
             # (the values line; a WARNING line may come between, when the tool stopped short)

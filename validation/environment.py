@@ -139,17 +139,26 @@ def run_queue_seconds(schedstat: Path) -> float:
 
 
 class ThreadCpu:
-    """The CPU-seconds of a Java producer's threads by kind (worker: perf-test's main thread; sender; the C1 and
+    """The CPU-seconds of a Java client's threads by kind (worker: perf-test's main thread; sender; the C1 and
     C2 compilers; gc; other), and if asked the seconds they waited for a core, from readings of /proc taken while
-    it runs.
+    it runs; summed over the processes sampled (a consumer group's instances).
     A thread that exits (the Sender, at close) leaves its kind's sum: each kind keeps its highest reading, so the
     totals are short by at most what came after the last reading. `kind(pid, task)` names a thread's kind where its
     name does not tell (a Python client's threads all share the interpreter's name): by_comm, by default."""
 
     def __init__(self, waits: bool = False, kind=None):
         self.kind = kind or by_comm
-        self.totals: dict[str, float] = {}
-        self.waits: dict[str, float] | None = {} if waits else None     # (read only when asked: one more file)
+        self.asked_waits = waits              # (read only when asked: one more file)
+        self.cpu: dict[int, dict[str, float]] = {}      # by process: each kind's highest reading
+        self.waited: dict[int, dict[str, float]] = {}
+
+    @property
+    def totals(self) -> dict[str, float]:
+        return _summed(self.cpu)
+
+    @property
+    def waits(self) -> dict[str, float] | None:
+        return _summed(self.waited) if self.asked_waits else None
 
     def sample(self, pid: int) -> dict[str, float] | None:
         """Read process `pid`'s threads now; returns their CPU-seconds by kind, None once it has exited."""
@@ -159,13 +168,13 @@ class ThreadCpu:
             for task in Path(f"/proc/{pid}/task").iterdir():
                 kind = self.kind(pid, task)
                 now[kind] = now.get(kind, 0.0) + cpu_seconds(task / "stat")
-                if self.waits is not None:
+                if self.asked_waits:
                     waited[kind] = waited.get(kind, 0.0) + run_queue_seconds(task / "schedstat")
         except (FileNotFoundError, ProcessLookupError):
             return None
-        self.totals = _highest(self.totals, now)
-        if self.waits is not None:
-            self.waits = _highest(self.waits, waited)
+        self.cpu[pid] = _highest(self.cpu.get(pid, {}), now)
+        if self.asked_waits:
+            self.waited[pid] = _highest(self.waited.get(pid, {}), waited)
         return now
 
 
@@ -181,6 +190,14 @@ def main_or_other(pid: int, task: Path) -> str:
 
 def _highest(kept: dict[str, float], now: dict[str, float]) -> dict[str, float]:
     return {k: max(now.get(k, 0.0), kept.get(k, 0.0)) for k in {*now, *kept}}
+
+
+def _summed(by_process: dict[int, dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for kinds in by_process.values():
+        for kind, seconds in kinds.items():
+            out[kind] = out.get(kind, 0.0) + seconds
+    return out
 
 
 class CpuWatch:

@@ -263,8 +263,10 @@ class Measurer:
         """consumers.prefilled_records written into the topic by the producer tool with the scenario's producer
         settings, unthrottled: what the consumer runs read."""
         n = sc.consumers.prefilled_records
+        # (several instances read shares of equal size: every partition gets as many records, round-robin)
         writer = sc.replace(**{"producers": 1, "workload.throughput": -1, "workload.records": n,
-                               "workload.warmup_records": 0})
+                               "workload.warmup_records": 0, **({"workload.partition_choice": "round-robin"}
+                                                                if sc.consumers.instances > 1 else {})})
         out = runners.run(runners.argv("java", self.lib, writer, target, topic, n), runners.time_limit(writer, n),
                           self._watcher(target))
         total = perftest.parse(out.stdout).total
@@ -275,24 +277,27 @@ class Measurer:
 
     def _consume_once(self, config: Config, sc, settings: dict, key: str, version: str, target: Target,
                       topic: str, repeat: int) -> dict:
-        """kafka-consumer-perf-test reading the whole topic in a group of its own, its threads' CPU read."""
-        n = sc.consumers.prefilled_records
-        cmd = consumerperf.argv(self.lib, sc, target, topic, n, f"kafkasim-{key[:8]}-{repeat}")
-        record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
-        parsed = consumerperf.parse(out.stdout)
-        result = parsed.result()
+        """kafka-consumer-perf-test reading the whole topic in a group of its own, its threads' CPU read: one
+        process per instance, side by side, each reading its share (the fill gave every partition as many
+        records, and each instance as many partitions)."""
+        n, instances = sc.consumers.prefilled_records, sc.consumers.instances
+        group = f"kafkasim-{key[:8]}-{repeat}"
+        cmds = [consumerperf.argv(self.lib, sc, target, topic, n // instances, group) for _ in range(instances)]
+        record, outs = self._client_run(config, sc, settings, key, version, target, repeat, cmds, n)
+        parsed = [consumerperf.parse(out.stdout) for out in outs]
+        result = consumerperf.group_result(parsed)
         if record["error"] is None and result is None:
-            record["error"] = f"no result line in the output: {runners.last_line(out.stderr)}"
+            record["error"] = f"no result line in the output: {runners.last_line(outs[0].stderr)}"
         elif record["error"] is None and result["records"] < n:
             record["error"] = f"read {result['records']:,} of {n:,} records"
         record.update(role=config.role, ok=record["error"] is None, kind="consumer", result=result,
-                      metrics=parsed.metrics)
+                      metrics=parsed[0].metrics)
         return record
 
     def _client_run(self, config: Config, sc, settings: dict, key: str, version: str, target: Target, repeat: int,
-                    cmd: list[str], n: int):
-        """Run one client command with the host's fingerprint, the CPU watch and its threads' CPU; the run's
-        record (everything but what its output says) and the output."""
+                    cmds: list[list[str]], n: int):
+        """Run client commands side by side (one, or a group's instances) with the host's fingerprint, the CPU
+        watch and their threads' CPU; the run's record (everything but what their output says) and the outputs."""
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         env = environment.snapshot()
         if self.host is None:
@@ -303,36 +308,37 @@ class Measurer:
         env["host"] = self.host
         cpu = environment.CpuWatch()
         threads = environment.ThreadCpu() if config.client == "java" else None
-        out = runners.run(cmd, runners.time_limit(sc, n), self._watcher(target, threads))
-        env["cpu_during_run"] = cpu.stop(out.seconds)
+        outs = runners.run_group(cmds, runners.time_limit(sc, n), self._watcher(target, threads))
+        seconds = max(out.seconds for out in outs)
+        env["cpu_during_run"] = cpu.stop(seconds)
         if threads is not None and env["cpu_during_run"] is not None:
             # the client's threads' CPU-seconds by kind: what the model's per-thread costs stand for
             env["cpu_during_run"]["client_threads"] = {k: round(v, 2) for k, v in sorted(threads.totals.items())}
-        error = None
-        if out.failure:
-            error = out.failure
-        elif out.timed_out:
-            error = f"timed out after {out.seconds:.0f} s"
-        elif out.exit_status != 0:
-            error = f"exit status {out.exit_status}: {runners.last_line(out.stderr)}"
+        failed = next((out for out in outs if out.failure or out.timed_out or out.exit_status != 0), None)
+        error = None if failed is None else (
+            failed.failure or (f"timed out after {failed.seconds:.0f} s" if failed.timed_out
+                               else f"exit status {failed.exit_status}: {runners.last_line(failed.stderr)}"))
+        cmd = cmds[0]
         record = {
             "schema": SCHEMA, "key": key, "config_id": config.config_id or sc.name, "role": config.role,
             "repeat": repeat, "ok": error is None, "error": error, "started_at": started,
-            "broker_down": bool(out.failure),
-            "seconds": round(out.seconds, 3),
+            "broker_down": any(out.failure for out in outs),
+            "seconds": round(seconds, 3),
             "client": {"library": config.client, "version": version},
             "scenario": settings, "scenario_file": str(config.scenario), "overrides": config.overrides,
             "target": {"bootstrap": target.bootstrap, "managed": target.managed, "brokers": target.brokers,
                        "network": target.network, "topic": cmd[cmd.index("--topic") + 1],
                        "offline_brokers": sc.cluster.offline_brokers},
             "environment": env,
-            "command": redact(" ".join(cmd), self.secrets),
+            "command": redact(" ".join(cmd), self.secrets) + (f" (× {len(cmds)})" if len(cmds) > 1 else ""),
             "records_requested": n,
-            "stdout": redact(out.stdout, self.secrets),
-            "stderr": redact("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]), self.secrets),
-            "exit_status": out.exit_status, "timed_out": out.timed_out,
+            "stdout": redact("\n".join(out.stdout for out in outs), self.secrets),
+            "stderr": redact("\n".join("\n".join(out.stderr.splitlines()[-STDERR_TAIL:]) for out in outs),
+                             self.secrets),
+            "exit_status": next((out.exit_status for out in outs if out.exit_status != 0), outs[0].exit_status),
+            "timed_out": any(out.timed_out for out in outs),
         }
-        return record, out
+        return record, outs
 
     @staticmethod
     def _watcher(target: Target, threads=None):
@@ -354,7 +360,7 @@ class Measurer:
         tail = (tailconsumer.Tail(self.lib, sc, target, topic, n, f"kafkasim-{key[:8]}-tail-{repeat}")
                 if sc.producers and sc.consumers.groups else None)
         try:
-            record, out = self._client_run(config, sc, settings, key, version, target, repeat, cmd, n)
+            record, (out,) = self._client_run(config, sc, settings, key, version, target, repeat, [cmd], n)
         except BaseException:
             if tail is not None:
                 tail.stop()

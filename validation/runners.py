@@ -7,6 +7,7 @@ kafka-python, confluent-kafka: kafkasim.validation.pyperf, the same tool's seman
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -114,10 +115,15 @@ def check_supported(sc, client: str = "java") -> None:
         (consumers.groups and sc.producers and consumers.start != "before-producers",
          f"consumers.start={consumers.start} beside producers", "before-producers (a live tailing consumer is "
          "assigned its partitions before the producer starts)"),
-        ((sc.producers == 0 or consumers.groups) and (consumers.groups != 1 or consumers.instances != 1),
-         f"consumers.groups={consumers.groups}, consumers.instances={consumers.instances}",
-         "1 and 1 (one consumer process: kafka-consumer-perf-test reading, or a tailing consumer beside the "
-         "producer)"),
+        ((sc.producers == 0 or consumers.groups) and consumers.groups != 1, f"consumers.groups={consumers.groups}",
+         "1 (one group: kafka-consumer-perf-test's processes reading, or a tailing consumer beside the producer)"),
+        (consumers.groups and sc.producers and consumers.instances != 1,
+         f"consumers.instances={consumers.instances} beside producers", "1 (one tailing consumer)"),
+        (sc.producers == 0 and consumers.instances > 1 and (sc.topic.partitions % consumers.instances
+                                                            or consumers.prefilled_records % sc.topic.partitions),
+         f"consumers.instances={consumers.instances} reading {consumers.prefilled_records} records of "
+         f"{sc.topic.partitions} partitions", "instances that divide the partitions, and records that divide "
+         "among them (each instance's kafka-consumer-perf-test reads an equal share, then stops)"),
         (consumers.app_record_us != 0, f"consumers.app_record_us={consumers.app_record_us}",
          "0 (kafka-consumer-perf-test does no work of its own per record)"),
         (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
@@ -206,29 +212,49 @@ def run(cmd: list[str], timeout: float, watch: Callable[[int], object] | None = 
     """Run one client; on timeout or Ctrl-C kill its whole process group, then re-raise Ctrl-C. watch(pid), if
     given, is called every WATCH_EVERY seconds while the client runs (e.g. to read its threads' CPU); a LiveError
     from it stops the client, and the output says why (failure)."""
+    return run_group([cmd], timeout, watch)[0]
+
+
+def run_group(cmds: list[list[str]], timeout: float, watch: Callable[[int], object] | None = None) -> list[RunOutput]:
+    """Run clients side by side (a consumer group's instances), as run() runs one: watch(pid) for each while it
+    runs; a timeout, a LiveError from the watcher or Ctrl-C stops them all. Each one's output, its seconds from the
+    common start to its own exit."""
     start = time.monotonic()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
-                                start_new_session=True)
+    with contextlib.ExitStack() as files:
+        streams = [(files.enter_context(tempfile.TemporaryFile("w+")),
+                    files.enter_context(tempfile.TemporaryFile("w+"))) for _ in cmds]
+        procs = [subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
+                                  start_new_session=True) for cmd, (out, err) in zip(cmds, streams)]
+        ended: list[float | None] = [None] * len(procs)
         timed_out, failure = False, None
         try:
-            if watch is not None:
-                while proc.poll() is None and time.monotonic() - start < timeout:
-                    watch(proc.pid)
-                    time.sleep(WATCH_EVERY)
-            proc.wait(timeout=max(0.0, timeout - (time.monotonic() - start)))
+            while None in ended:
+                if time.monotonic() - start >= timeout:
+                    timed_out = True
+                    break
+                for i, proc in enumerate(procs):
+                    if ended[i] is None and proc.poll() is not None:
+                        ended[i] = time.monotonic() - start
+                    elif ended[i] is None and watch is not None:
+                        watch(proc.pid)
+                time.sleep(WATCH_EVERY)
         except LiveError as exc:
             failure = str(exc)
-            _kill_group(proc)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
         except BaseException:
-            _kill_group(proc)
+            for proc in procs:
+                _kill_group(proc)
             raise
-        out.seek(0)
-        err.seek(0)
-        return RunOutput(cmd, out.read(), err.read(), proc.returncode, time.monotonic() - start, timed_out, failure)
+        outputs = []
+        for i, (proc, (out, err)) in enumerate(zip(procs, streams)):
+            late = ended[i] is None           # still running: stopped here (time limit, or the watcher's failure)
+            if late:
+                _kill_group(proc)
+                ended[i] = time.monotonic() - start
+            out.seek(0)
+            err.seek(0)
+            outputs.append(RunOutput(cmds[i], out.read(), err.read(), proc.returncode, ended[i], timed_out and late,
+                                     failure))
+        return outputs
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
