@@ -86,6 +86,9 @@ class KafkaConsumer:
         self.leaders: dict[int, list[int]] = {}
         for p in partitions:
             self.leaders.setdefault(cluster.leaders[p], []).append(p)
+        # SubscriptionState's assignment order, in which fetch requests list the partitions: a partition whose
+        # fetched records were all returned moves to the end (CompletedFetch.drain), so none is left behind
+        self.order = list(partitions)
         self.buffered: list[FetchedBatch] = []  # completed fetches' batches, not yet returned by poll()
         self.in_flight: set[int] = set()        # brokers with a fetch outstanding
         self.arrived = env.event()              # a fetch response came back
@@ -154,6 +157,9 @@ class KafkaConsumer:
             nbytes += size
             if n == b.records:
                 taken.append(self.buffered.pop(0))
+                if all(other.partition != b.partition for other in self.buffered):
+                    self.order.remove(b.partition)
+                    self.order.append(b.partition)
             else:       # (a batch's records count as polled, end to end, when its last one is)
                 self.buffered[0] = FetchedBatch(b.partition, b.records - n, b.size - size, b.batch)
         return records, nbytes, taken
@@ -163,7 +169,7 @@ class KafkaConsumer:
         buffered = {b.partition for b in self.buffered}
         work = 0.0
         for node, parts in self.leaders.items():
-            wanted = [p for p in parts if p not in buffered]
+            wanted = [p for p in self.order if p in parts and p not in buffered]
             if node in self.in_flight or not wanted:
                 continue
             self.in_flight.add(node)
