@@ -474,3 +474,20 @@ def test_warm_up_reads_repeat_while_the_brokers_compile(broker, tmp_path, monkey
     reads = [line for line in out.getvalue().splitlines() if "warm-up read" in line]
     assert len(reads) >= 2 and all(re.search(r"the brokers' compilers [\d.]+ cores$", r) for r in reads), reads
     assert [r["ok"] for r in measurer.store.records()] == [True]
+
+
+def test_a_group_of_two_instances_reads_the_topic_side_by_side(broker, tmp_path, monkeypatch):
+    """consumers.instances=2: two kafka-consumer-perf-test processes in one group read equal shares of a topic
+    filled round-robin; the run keeps the group's figures, each instance's, and both processes' threads' CPU."""
+    from kafkasim.validation import consumerperf
+    monkeypatch.setattr(consumerperf, "IDLE_TIMEOUT_MS", 5000)     # (an instance left short waits this long)
+    scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=0)
+    measurer.measure(Config(scenario, "java", ["producers=0", "consumers.groups=1", "consumers.instances=2",
+                                               "consumers.prefilled_records=6000"]), target)
+    [run] = measurer.store.records()
+    assert run["ok"], run["error"]
+    result = run["result"]
+    assert result["records"] == 6000 and [i["records"] > 0 for i in result["instances"]] == [True, True]
+    assert 0 < result["fetch_ms"] <= max(i["fetch_ms"] + i["rebalance_ms"] for i in result["instances"]) + 1000
+    assert run["command"].endswith("(× 2)") and run["stdout"].count(consumerperf.HEADER) == 2
+    assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0
