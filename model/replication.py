@@ -1,8 +1,9 @@
 """Replica assignment, follower fetchers, the high watermark and acks=all (docs/kafka-internals.md §7).
 
 Followers run `num.replica.fetchers` fetcher threads per source broker. A fetch carries the follower's log end
-offset, which is how the leader learns what the follower has; the fetch is parked on the leader until new data
-arrives (replica.fetch.min.bytes = 1) or replica.fetch.wait.max.ms passes. The high watermark is the smallest
+offset, which is how the leader learns what the follower has; the fetch is parked on the leader until
+replica.fetch.min.bytes of new data are there (the FetchRequest's min_bytes; 1 by default: any new batch) or
+replica.fetch.wait.max.ms passes. The high watermark is the smallest
 offset every in-sync replica has confirmed; an acks=all request is answered once it covers the request's batches.
 Offsets here count batches, not records: the model needs only their order.
 """
@@ -86,6 +87,7 @@ class Replication:
         b = s.cluster.broker
         self.wait_max = b.replica_fetch_wait_max_ms / 1000.0
         self.fetch_max = b.replica_fetch_max_bytes
+        self.min_bytes = b.replica_fetch_min_bytes
         self.one_way = s.hardware["rtt_ms"] / 2000.0       # broker to broker: no client-side network emulation
         self.fetches = 0
         self.bytes = 0
@@ -174,6 +176,17 @@ class Replication:
                     still.append((off, event))
             state.waiters = still
 
+    def _enough(self, partitions: list[int], fetched: dict[int, int]) -> bool:
+        """Whether the leader holds replica.fetch.min.bytes beyond what the follower has of `partitions`."""
+        need = self.min_bytes
+        for p in partitions:
+            sizes = self.parts[p].sizes
+            for i in range(fetched[p], len(sizes)):
+                need -= sizes[i]
+                if need <= 0:
+                    return True
+        return False
+
     # --- the follower's fetcher thread
     def _fetcher(self, follower: int, leader: int, partitions: list[int]) -> Generator:
         env = self.env
@@ -190,7 +203,7 @@ class Replication:
             for p in partitions:                       # the fetch offset tells the leader what we have
                 self._confirm(p, follower, fetched[p])
             deadline = None
-            while not any(len(self.parts[p].sizes) > fetched[p] for p in partitions):
+            while not self._enough(partitions, fetched):
                 deadline = deadline or env.timeout(self.wait_max)
                 event = env.event()
                 for p in partitions:

@@ -198,7 +198,6 @@ NOT_MODELLED = {
     "producer.retries": "the model has no failed requests to retry",
     "producer.partitioner.availability.timeout.ms": "the model has no unavailable partition leaders",
     "cluster.broker.queued.max.requests": "the model's request queue never blocks the network threads",
-    "cluster.broker.replica.fetch.min.bytes": "a follower fetch returns with any new data",
 }
 
 

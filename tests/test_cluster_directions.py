@@ -46,6 +46,21 @@ def test_acks_all_waits_a_follower_fetch_round_trip():
             assert b["request_time_ms"]["RemoteTimeMs"] == 0.0
 
 
+def test_replica_fetch_min_bytes_parks_the_followers_fetch_and_acks_all_waits_with_it():
+    """A follower fetch is a FetchRequest whose min_bytes is replica.fetch.min.bytes: the leader answers once that much
+    new data is there or replica.fetch.wait.max.ms has passed. At 200 records/s a 1 MiB minimum is never reached, so
+    every acks=all request waits for the followers' parked fetches (a longer wait, longer); a minimum below one batch
+    changes nothing."""
+    base = {**ACKS_BASE, "producer.acks": "all"}
+    default = cached(scenario(base))
+    below_a_batch = cached(scenario(base, **{"cluster.broker.replica.fetch.min.bytes": 100}))
+    parked = {wait: request_latency(cached(scenario(base, **{"cluster.broker.replica.fetch.min.bytes": 1 << 20,
+                                                             "cluster.broker.replica.fetch.wait.max.ms": wait})))
+              for wait in (10, 50)}
+    assert request_latency(below_a_batch) == pytest.approx(request_latency(default), rel=1e-9)
+    assert request_latency(default) < 10 <= parked[10] / 0.5 and 25 <= parked[50] and parked[10] < parked[50] / 2
+
+
 def test_latency_rises_from_acks_0_to_1_to_all():
     """DESIGN behaviour 8 (VM study: acks=0 1.09 ms against acks=1 1.89 ms)."""
     zero, one, all_ = (acks(v).perf_test["avg_latency_ms"] for v in ("0", "1", "all"))
