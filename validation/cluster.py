@@ -58,6 +58,11 @@ def default_dir() -> Path:
     return cache_dir() / "cluster"
 
 
+# Broker settings kafkasim's clusters run with away from Kafka's defaults (a scenario's cluster.broker.* may change
+# them): a group's first member is assigned at once, not after 3 s.
+TUNED = {"group.initial.rebalance.delay.ms": "0"}
+
+
 @dataclass
 class ClusterState:
     """What `up` started, saved as cluster.json so `status` and `down` need nothing else."""
@@ -67,6 +72,7 @@ class ClusterState:
     kafka_version: str = KAFKA_VERSION
     netns: str | None = None  # the network namespace the nodes run in, if any
     external_advertised: list[str] = field(default_factory=list)  # host:port clients are told to use, per node
+    settings: dict[str, str] = field(default_factory=dict)  # broker properties over the defaults below (a scenario's)
     pids: list[int] = field(default_factory=list)
     cluster_id: str = ""
     started_at: float = 0.0
@@ -84,13 +90,14 @@ class ClusterState:
 
 class Cluster:
     def __init__(self, directory: Path | None = None, brokers: int = 1, base_port: int = DEFAULT_BASE_PORT,
-                 netns: str | None = None, external_advertised: list[str] | None = None, heap: str = BROKER_HEAP):
+                 netns: str | None = None, external_advertised: list[str] | None = None, heap: str = BROKER_HEAP,
+                 settings: dict[str, str] | None = None):
         if brokers not in (1, 3):
             raise UserError(f"--brokers {brokers} is not supported; allowed: 1 or 3")
         self.directory = Path(directory or default_dir()).resolve()
         self.heap = heap
         self.state = ClusterState(str(self.directory), brokers, base_port, netns=netns,
-                                  external_advertised=list(external_advertised or []))
+                                  external_advertised=list(external_advertised or []), settings=dict(settings or {}))
 
     # ---- state on disk -------------------------------------------------------------------------------------
     @property
@@ -182,12 +189,13 @@ class Cluster:
             "offsets.topic.replication.factor": n,
             "transaction.state.log.replication.factor": n,
             "transaction.state.log.min.isr": 1,
-            "group.initial.rebalance.delay.ms": 0,
+            **TUNED,
             # Bounded disk: benchmarks write GBs; keep ≤ ~256 MiB + one segment per partition.
             "log.retention.bytes": 256 * 1024 * 1024,
             "log.segment.bytes": 64 * 1024 * 1024,
             "log.retention.check.interval.ms": 30000,
             "delete.topic.enable": "true",
+            **s.settings,
         }
         return "".join(f"{k}={v}\n" for k, v in props.items())
 

@@ -26,10 +26,11 @@ SCHEMA = 1
 # The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
-            "network.", "consumers.", "consumer.")
+            "network.", "consumers.", "consumer.", "cluster.broker.")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
 LATER_DEFAULTS = {"cluster.offline_brokers": 0, **{key: FIELDS[key].default for key in LEVEL_KEYS.values()},
-                  **{key: f.default for key, f in FIELDS.items() if key.startswith(("consumers.", "consumer."))}}
+                  **{key: f.default for key, f in FIELDS.items()
+                     if key.startswith(("consumers.", "consumer.", "cluster.broker."))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from kafkasim.model.errors import UserError
-from kafkasim.validation.cluster import Cluster, free_base_port
+from kafkasim.model.scenario_fields import FIELDS
+from kafkasim.validation.cluster import TUNED, Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir
 from kafkasim.validation.runners import Target, stopping_brokers_error, unreachable
 
@@ -21,6 +22,19 @@ def network_of(sc) -> dict:
     extra = [(b, sc.hardware.broker(b)["extra_latency_ms"]) for b in range(sc.cluster.brokers)]
     slow = tuple((b, ms) for b, ms in extra if ms > 0)
     return {"rtt_ms": sc.network.rtt_ms, "bandwidth_mbit": sc.network.bandwidth_mbit, "slow_brokers": slow}
+
+
+def broker_settings(sc) -> dict[str, str]:
+    """The scenario's broker properties (cluster.broker.*) away from their defaults and from what kafkasim's clusters
+    run with (TUNED), as a cluster kafkasim starts takes them in its server.properties."""
+    flat = sc.flat()
+    wanted = {key.removeprefix("cluster.broker."): _property(flat[key]) for key, f in sorted(FIELDS.items())
+              if key.startswith("cluster.broker.") and key in flat and flat[key] != f.default}
+    return {k: v for k, v in wanted.items() if TUNED.get(k) != v}      # (what the cluster runs with anyway)
+
+
+def _property(value) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def emulated(network: dict) -> bool:
@@ -44,28 +58,32 @@ class ClusterPool:
         self.lab = None
         self.target_: Target | None = None
 
-    def target(self, brokers: int, network: dict) -> Target:
-        want = (brokers, network["rtt_ms"], network["bandwidth_mbit"], network.get("slow_brokers", ()))
+    def target(self, brokers: int, network: dict, settings: dict[str, str] | None = None) -> Target:
+        settings = dict(settings or {})
+        want = (brokers, network["rtt_ms"], network["bandwidth_mbit"], network.get("slow_brokers", ()),
+                tuple(sorted(settings.items())))
         if want == self.current and self.target_ is not None:
             return self.target_
         self.close()
         if self.base_port is None:
             self.base_port = free_base_port(PRIVATE_BASE_PORT, 3)
         self.say(f"starting a private {brokers}-broker cluster in {self.directory} on ports {self.base_port}.."
-                 + (f" behind {_describe_network(network)}" if emulated(network) else ""))
+                 + (f" behind {_describe_network(network)}" if emulated(network) else "")
+                 + (f" with {', '.join(f'{k}={v}' for k, v in settings.items())}" if settings else ""))
         if emulated(network):
             from kafkasim.validation.network import NetworkLab
             self.lab = NetworkLab(rtt_ms=network["rtt_ms"], bandwidth_mbit=network["bandwidth_mbit"],
                                   slow_brokers=dict(network.get("slow_brokers", ())))
             self.lab.create()
             self.cluster = Cluster(self.directory, brokers, self.base_port, netns=self.lab.broker_ns,
-                                   external_advertised=self.lab.advertised(brokers, self.base_port))
+                                   external_advertised=self.lab.advertised(brokers, self.base_port),
+                                   settings=settings)
             self.cluster.up(quiet=True)
             self.lab.start_proxies(brokers, self.base_port)
             bootstrap = self.lab.advertised(brokers, self.base_port)[0]
             client_prefix = self.lab.client_prefix
         else:
-            self.cluster = Cluster(self.directory, brokers, self.base_port)
+            self.cluster = Cluster(self.directory, brokers, self.base_port, settings=settings)
             self.cluster.up(quiet=True)
             bootstrap, client_prefix = self.cluster.state.bootstrap, ()
         self.current = want
@@ -113,9 +131,11 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
             raise UserError(f"--bootstrap-server {bootstrap_server}: no broker answered ({why})")
         return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
     running = Cluster.load()
+    settings = broker_settings(sc)
     # (nodes are stopped only in a private cluster, never in the one `kafkasim cluster up` started for the user)
     if running is not None and not emulated(network) and not offline and running.status()["up"] \
-            and running.state.brokers == sc.cluster.brokers and running.state.netns is None:
+            and running.state.brokers == sc.cluster.brokers and running.state.netns is None \
+            and running.state.settings == settings:
         return Target(running.state.bootstrap, running.state.bootstrap, running.state.brokers,
                       command_config=command_config, managed=True, network=network)
-    return pool.target(sc.cluster.brokers, network)
+    return pool.target(sc.cluster.brokers, network, settings)
