@@ -60,7 +60,7 @@ def test_a_groups_instances_read_from_the_first_join_to_the_last_record():
     share after a rebalance) read its last record the timeout before its end.time."""
     a = consumerperf.parse(_instance("14:772", "50:429", 599_881, 3326, stopped_idle=True))
     b = consumerperf.parse(_instance("14:695", "17:947", 600_119, 965))
-    assert a.stopped_idle and not b.stopped_idle
+    assert a.stopped_idle_ms == 30_000 and not b.stopped_idle_ms
     r = consumerperf.group_result([a, b])
     joined, last = 14.695 + 0.965, 50.429 - 30.05
     assert r["records"] == 1_200_000 and r["fetch_ms"] == round((last - joined) * 1000)

@@ -480,7 +480,7 @@ def test_a_group_of_two_instances_reads_the_topic_side_by_side(broker, tmp_path,
     """consumers.instances=2: two kafka-consumer-perf-test processes in one group read equal shares of a topic
     filled round-robin; the run keeps the group's figures, each instance's, and both processes' threads' CPU."""
     from kafkasim.validation import consumerperf
-    monkeypatch.setattr(consumerperf, "IDLE_TIMEOUT_MS", 5000)     # (an instance left short waits this long)
+    monkeypatch.setattr(consumerperf, "GROUP_IDLE_TIMEOUT_MS", 5000)     # (an instance left short waits this long)
     scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=0)
     measurer.measure(Config(scenario, "java", ["producers=0", "consumers.groups=1", "consumers.instances=2",
                                                "consumers.prefilled_records=6000"]), target)

@@ -7,6 +7,7 @@ and one line of values; with --print-metrics the consumer's metrics follow, in t
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,9 @@ from kafkasim.validation.runners import CLIENT_HEAP, Target
 HEADER = "start.time, end.time, data.consumed.in.MB"
 # ConsumerPerformance stops when no record has come for this long (its --timeout): generous for a slow host.
 IDLE_TIMEOUT_MS = 30_000
+# A group's instances: one left short by another that read past its share after a rebalance waits this long (the
+# joins took at most 3.9 s here)
+GROUP_IDLE_TIMEOUT_MS = 10_000
 IDLE_WARNING = "WARNING: Exiting before consuming"
 POLL_SECONDS = 0.1                 # its poll(100 ms): the idle timeout is noticed within one
 
@@ -26,7 +30,7 @@ POLL_SECONDS = 0.1                 # its poll(100 ms): the idle timeout is notic
 class ConsumerOutput:
     total: dict | None = None          # the values line, by the header's names
     metrics: dict[str, float | str | None] = field(default_factory=dict)
-    stopped_idle: bool = False         # it stopped short: no record came for IDLE_TIMEOUT_MS (its WARNING line)
+    stopped_idle_ms: int = 0           # it stopped short: no record came for this long (its WARNING line)
 
     def result(self) -> dict | None:
         """The figures a run store keeps: records_per_sec is fetch.nMsg.sec, the rate once the group has joined
@@ -53,8 +57,8 @@ def group_result(outputs: list[ConsumerOutput]) -> dict | None:
     starts = [_clock(out.total["start.time"]) for out in outputs]
     # An instance that read past its share after a rebalance leaves another one short, which stops on the idle
     # timeout: its reading ended when its last record came, the timeout (and half a poll) before its end.time.
-    last = max(_clock(out.total["end.time"]) - (IDLE_TIMEOUT_MS / 1000 + POLL_SECONDS / 2 if out.stopped_idle else 0)
-               for out in outputs)
+    last = max(_clock(out.total["end.time"])
+               - (out.stopped_idle_ms / 1000 + POLL_SECONDS / 2 if out.stopped_idle_ms else 0) for out in outputs)
     joined = min(start + r["rebalance_ms"] / 1000 for start, r in zip(starts, results))
     fetch = max(last - joined, 1e-3)
     records, mb = sum(r["records"] for r in results), sum(r["mb"] for r in results)
@@ -75,7 +79,8 @@ def parse(text: str) -> ConsumerOutput:
     names: list[str] | None = None
     for line in lines:
         if line.startswith(IDLE_WARNING):
-            out.stopped_idle = True
+            idle = re.search(r"timeout \((\d+) ms\)", line)
+            out.stopped_idle_ms = int(idle.group(1)) if idle else IDLE_TIMEOUT_MS
         elif line.startswith(HEADER):
             names = [n.strip() for n in line.split(",")]
         elif names and out.total is None and len(values := [v.strip() for v in line.split(",")]) == len(names):
@@ -102,8 +107,9 @@ def consumer_properties(sc) -> dict[str, str]:
 
 def argv(lib: Path, sc, target: Target, topic: str, records: int, group: str) -> list[str]:
     # (the tool sets max.partition.fetch.bytes from its own --fetch-size, over any --command-property)
+    idle = GROUP_IDLE_TIMEOUT_MS if sc.consumers.instances > 1 else IDLE_TIMEOUT_MS
     args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
-            "--group", group, "--timeout", str(IDLE_TIMEOUT_MS), "--print-metrics",
+            "--group", group, "--timeout", str(idle), "--print-metrics",
             "--fetch-size", str(sc.consumer.max_partition_fetch_bytes)]
     if target.command_config is not None:
         args += ["--command-config", str(target.command_config)]
