@@ -33,3 +33,18 @@ def test_a_runs_settings_keep_its_broker_settings_and_leave_the_defaults_out():
     tuned = measured_settings(_scenario("cluster.broker.replica.fetch.min.bytes=65536"))
     assert tuned["cluster.broker.replica.fetch.min.bytes"] == 65536
     assert not any(k.startswith("cluster.broker.") for k in measured_settings(_scenario()))
+
+
+def test_a_run_on_kafkasims_cluster_records_the_broker_settings_it_ran_with():
+    """kafkasim's clusters assign a group's first member at once (group.initial.rebalance.delay.ms 0): a consumer run
+    there is predicted with that, not Kafka's 3 s, in which a fresh consumer JVM would have finished compiling. A
+    user's cluster is taken as the scenario describes it."""
+    from kafkasim.validation.measure import ran_with
+    from kafkasim.validation.runners import Target
+    settings = measured_settings(_scenario("consumers.groups=1"))
+    ours = ran_with(settings, Target("127.0.0.1:9092", "127.0.0.1:9092", 3, managed=True))
+    assert ours["cluster.broker.group.initial.rebalance.delay.ms"] == 0
+    assert ran_with(settings, Target("10.0.0.1:9092", "10.0.0.1:9092", None)) == settings
+    tuned = ran_with({**settings, "cluster.broker.group.initial.rebalance.delay.ms": 250.0},
+                     Target("127.0.0.1:9092", "127.0.0.1:9092", 3, managed=True))
+    assert tuned["cluster.broker.group.initial.rebalance.delay.ms"] == 250.0     # (the scenario's own, kept)

@@ -17,6 +17,7 @@ from pathlib import Path
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
+from kafkasim.validation.cluster import TUNED
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
 from kafkasim.validation.runners import Target
@@ -96,6 +97,14 @@ def measured_settings(sc) -> dict:
             and k != "network.proxy" and LATER_DEFAULTS.get(k, object()) != v}
 
 
+def ran_with(settings: dict, target: Target) -> dict:
+    """A run's settings as stored: the scenario's, and on a cluster kafkasim started the broker settings it runs
+    with beyond them (TUNED), which the run's prediction must take too (not part of its key: stored runs keep theirs)."""
+    if not target.managed:
+        return settings
+    return {**{f"cluster.broker.{k}": FIELDS[f"cluster.broker.{k}"].kind(v) for k, v in TUNED.items()}, **settings}
+
+
 def config_key(settings: dict, client: str, client_version: str) -> str:
     text = json.dumps({"client": client, "client_version": client_version, **settings}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -131,6 +140,7 @@ class Measurer:
         version = runners.client_version(config.client, sc)
         settings = measured_settings(sc)
         key = config_key(settings, config.client, version)
+        settings = ran_with(settings, target)
         name = config.config_id or sc.name
         done = self.store.done_repeats(key)
         todo = [r for r in range(self.repeat) if r not in done]
