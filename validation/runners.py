@@ -223,11 +223,13 @@ def run_group(cmds: list[list[str]], timeout: float, watch: Callable[[int], obje
     with contextlib.ExitStack() as files:
         streams = [(files.enter_context(tempfile.TemporaryFile("w+")),
                     files.enter_context(tempfile.TemporaryFile("w+"))) for _ in cmds]
-        procs = [subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
-                                  start_new_session=True) for cmd, (out, err) in zip(cmds, streams)]
-        ended: list[float | None] = [None] * len(procs)
+        procs: list[subprocess.Popen] = []
+        ended: list[float | None] = [None] * len(cmds)
         timed_out, failure = False, None
         try:
+            for cmd, (out, err) in zip(cmds, streams):     # (one that cannot start stops those started before it)
+                procs.append(subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
+                                              start_new_session=True))
             while None in ended:
                 if time.monotonic() - start >= timeout:
                     timed_out = True
