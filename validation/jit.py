@@ -85,7 +85,8 @@ def _sample(cmd: list[str], interval: float, limit: float) -> tuple[str, ThreadC
 
     def watch(pid: int) -> None:
         now = time.monotonic() - started
-        cpu = threads.sample(pid)
+        # (so far: a thread that has exited, as the main one does before the JVM ends, keeps its CPU in the totals)
+        cpu = threads.totals if threads.sample(pid) else None
         if cpu and now - printed[0] >= interval:
             printed[0] = now
             print(f"{now:5.1f} " + "  ".join(f"{cpu.get(k, 0.0):6.2f}" for k in COLUMNS[:-1])
