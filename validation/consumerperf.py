@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from kafkasim.model.scenario_fields import kafka_text
 from kafkasim.validation.kafka_dist import java_command
 from kafkasim.validation.perftest import read_metric
 from kafkasim.validation.runners import CLIENT_HEAP, Target
@@ -96,8 +97,7 @@ def consumer_properties(sc) -> dict[str, str]:
     out = {}
     for key, value in sc.values:
         if key.startswith("consumer."):
-            out[key[len("consumer."):]] = str(value).lower() if isinstance(value, bool) else (
-                str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+            out[key[len("consumer."):]] = kafka_text(value)
     strategy = {"range": "org.apache.kafka.clients.consumer.RangeAssignor",
                 "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
                 "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}

@@ -407,9 +407,9 @@ def _why_not_deletable(target: Target) -> str | None:
     """Why a run's topic cannot be deleted now: a node of kafkasim's cluster died (its port may still take a
     connection for a moment while the process exits, and the delete would then wait out its time limit), or no
     broker answers."""
-    dead = target.nodes.died() if target.nodes is not None else []
-    if dead:
-        return f"broker {', '.join(map(str, dead))} is down"
+    down = runners.nodes_down(target)
+    if down:
+        return down
     why = None if target.admin_prefix else runners.unreachable(target.admin_bootstrap)
     return f"no broker answers ({why})" if why else None
 

@@ -76,6 +76,12 @@ def unreachable(bootstrap: str, timeout: float = 3.0) -> str | None:
     return why
 
 
+def nodes_down(target: Target) -> str | None:
+    """Which nodes of a cluster kafkasim started should run and do not ("broker 2 is down"), or None."""
+    dead = target.nodes.died() if target.nodes is not None else []
+    return f"broker {', '.join(map(str, dead))} is down" if dead else None
+
+
 class BrokerWatch:
     """Notices, within a second, a broker of the target that stopped while a client runs: the nodes kafkasim
     started by their processes, any other cluster by a connection to its bootstrap servers (each is checked at most
@@ -91,12 +97,10 @@ class BrokerWatch:
         if time.monotonic() < self.next:
             return
         self.next = time.monotonic() + self.EVERY
-        nodes = self.target.nodes
-        if nodes is not None:
-            dead = nodes.died()
-            if dead:
-                raise LiveError(f"broker {', '.join(map(str, dead))} is down (its process exited during the run)")
-        elif not self.target.client_prefix:
+        down = nodes_down(self.target)
+        if down:
+            raise LiveError(f"{down} (its process exited during the run)")
+        if self.target.nodes is None and not self.target.client_prefix:
             why = unreachable(self.target.bootstrap, timeout=1.0)
             if why:
                 raise LiveError(f"no broker at {self.target.bootstrap} answers any more ({why})")

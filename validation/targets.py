@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from kafkasim.model.errors import UserError
-from kafkasim.model.scenario_fields import FIELDS
+from kafkasim.model.scenario_fields import FIELDS, kafka_text
 from kafkasim.validation.cluster import TUNED, Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir
 from kafkasim.validation.runners import Target, stopping_brokers_error, unreachable
@@ -28,13 +28,9 @@ def broker_settings(sc) -> dict[str, str]:
     """The scenario's broker properties (cluster.broker.*) away from their defaults and from what kafkasim's clusters
     run with (TUNED), as a cluster kafkasim starts takes them in its server.properties."""
     flat = sc.flat()
-    wanted = {key.removeprefix("cluster.broker."): _property(flat[key]) for key, f in sorted(FIELDS.items())
+    wanted = {key.removeprefix("cluster.broker."): kafka_text(flat[key]) for key, f in sorted(FIELDS.items())
               if key.startswith("cluster.broker.") and key in flat and flat[key] != f.default}
     return {k: v for k, v in wanted.items() if TUNED.get(k) != v}      # (what the cluster runs with anyway)
-
-
-def _property(value) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def emulated(network: dict) -> bool:
