@@ -58,6 +58,8 @@ def overrides(args: argparse.Namespace) -> tuple[dict, list[str]]:
     flat["workload.throughput"] = args.throughput
     if args.warmup_records is not None:
         flat["workload.warmup_records"] = args.warmup_records
+    if args.reporting_interval is not None:
+        flat["workload.reporting_interval_ms"] = args.reporting_interval
     if args.payload_file:
         flat["workload.payload"], flat["workload.payload_file"] = "file", args.payload_file
         if args.record_size is None:
@@ -111,6 +113,7 @@ def add_perf_test_command(subparsers) -> None:
     p.add_argument("--payload-file", help="file of record values (the model samples their sizes and codec ratio)")
     p.add_argument("--payload-delimiter", default="\\n", help="(accepted as perf-test's; the file is read whole)")
     p.add_argument("--warmup-records", type=int, help="records left out of the summary (perf-test 3.8+)")
+    p.add_argument("--reporting-interval", type=int, help="ms between window lines (default 5000)")
     p.add_argument("--print-metrics", action="store_true", help="(the producer metrics are always printed)")
     p.add_argument("--transactional-id", help="not modelled: refused")
     p.add_argument("--transaction-duration-ms", type=int, help="not modelled: refused")

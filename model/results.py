@@ -18,7 +18,6 @@ from kafkasim.model.network import REQUEST_METRICS, RequestTimes
 from kafkasim.model.consumer_report import CONSUMER_PERF_HEADER, consumer_report
 from kafkasim.model.verdict import verdict
 
-WINDOW_SECONDS = 5.0
 MAX_SAMPLES = 500_000
 
 
@@ -136,16 +135,16 @@ def perf_test_latency_ms(send_start: np.ndarray, completed: np.ndarray, rng: np.
 
 
 def perf_test_output(start: float, send_start: np.ndarray, completed: np.ndarray, latency: np.ndarray,
-                     record_size: float) -> dict:
-    """ProducerPerformance's window lines (also as figures: records, records/s, avg and max ms) and total line from
-    per-record completion times and latencies."""
+                     record_size: float, interval: float = 5.0) -> dict:
+    """ProducerPerformance's window lines (also as figures: records, records/s, avg and max ms), one every
+    `interval` seconds, and total line from per-record completion times and latencies."""
     order = _stable_order(completed)
     done, lat = (completed, latency) if order is None else (completed[order], latency[order])
     mb = record_size / 1048576.0
     windows, figures, window_start, i = [], [], start, 0
     while i < len(done):
-        # A window closes at the first callback at least 5 s after it opened, counting that callback.
-        j = int(np.searchsorted(done, window_start + WINDOW_SECONDS, "left"))
+        # A window closes at the first callback at least `interval` after it opened, counting that callback.
+        j = int(np.searchsorted(done, window_start + interval, "left"))
         if j >= len(done):
             break
         seg = lat[i:j + 1]
@@ -300,7 +299,8 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     rng = np.random.default_rng(np.random.SeedSequence(s.seed).spawn(65)[-1])
     latency = perf_test_latency_ms(send_start, completed, rng)
     perf = perf_test_output(start, send_start, completed, latency,
-                            _int_mean(records.value_size) if len(records) else 0.0)
+                            _int_mean(records.value_size) if len(records) else 0.0,
+                            s.workload.reporting_interval_ms / 1000)
 
     # The metrics cover the steady part of the run, like the throughput: batches and requests from its start.
     batches, _ = columns([b for sender in senders for b in sender.batches], BATCH_COLUMNS, "drained", start)

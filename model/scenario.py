@@ -61,6 +61,7 @@ class WorkloadConfig:
     seconds: float
     warmup_records: int
     throughput: float
+    reporting_interval_ms: int
     record_size: int
     record_size_max: int
     key_size: int

@@ -72,6 +72,9 @@ FIELDS: dict[str, Field] = {
                                      "--warmup-records).", 0, 10**12),
     "workload.throughput": Field(float, -1, "Target records/s per producer (perf-test --throughput); -1 = "
                                  "unthrottled. Split evenly over the producer's threads.", -1, 10**9),
+    "workload.reporting_interval_ms": Field(int, 5000, "How often perf-test prints a window line: records/s and "
+                                            "latency since the last (perf-test --reporting-interval).", 100,
+                                            86_400_000),
     "workload.record_size": Field(int, 1024, "Record value size in bytes (the mean if a distribution is "
                                   "given).", 1, 100 * 2**20),
     "workload.record_size_max": Field(int, 0, "If > record_size: sizes uniform between 2·record_size − max "

@@ -465,6 +465,17 @@ def test_perf_test_window_lines_come_with_their_figures():
         assert line.startswith(f"{n} records sent, {rate:.1f} records/sec") and f"{avg:.1f} ms avg latency" in line
         assert f"{mx:.1f} ms max latency" in line
 
+    # perf-test --reporting-interval 1000: a window a second
+    every_second = perf_test_output(0.0, completed - latency / 1000, completed, latency, 1024, interval=1.0)
+    assert [f[0] for f in every_second["window_figures"]] == [100] * 12
+    assert every_second["window_figures"][0][2] == 50.0 and every_second["window_figures"][1][2] == 2.0
+
+
+def test_the_reporting_interval_reaches_perf_tests_command_line():
+    from kafkasim.validation.runners import Target, perf_args
+    sc = scenario(PLAIN, **{"workload.reporting_interval_ms": 250})
+    args = perf_args(sc, Target("127.0.0.1:9092", "127.0.0.1:9092"), "t", 100)
+    assert args[args.index("--reporting-interval") + 1] == "250"
 
 def test_a_throttled_run_that_keeps_up_has_its_target_as_steady_rate():
     c = capture(scenario(PLAIN, **{"workload.records": 3000, "workload.throughput": 2000}))

@@ -154,7 +154,7 @@ def perf_args(sc, target: Target, topic: str, records: int, warmup_records: int 
     """The flags every runner takes (ProducerPerformance's own)."""
     args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
             "--record-size", str(sc.workload.record_size), "--throughput", _number(sc.workload.throughput),
-            "--print-metrics", "--reporting-interval", "5000"]
+            "--print-metrics", "--reporting-interval", str(sc.workload.reporting_interval_ms)]
     if warmup_records:
         args += ["--warmup-records", str(warmup_records)]
     if target.command_config is not None:
