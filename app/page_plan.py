@@ -27,13 +27,16 @@ def render() -> None:
         max_brokers = c3.number_input("most brokers", min_value=1, max_value=60, value=12)
         headroom = c3.number_input("headroom", min_value=0.0, max_value=3.0, value=0.3, step=0.05)
         groups = c1.number_input("consumer groups reading every record", min_value=0, max_value=100, value=0)
+        behind = c2.number_input("a group catching up: records behind (0 = none)", min_value=0, value=0,
+                                 step=1_000_000)
+        within = c3.number_input("… within seconds", min_value=1, value=600, step=60)
         submitted = st.form_submit_button("Plan", type="primary")
     if not submitted:
         return
     try:
         req = Request(target_rps=float(target), record_size=int(size), acks=acks, rf=int(rf),
                       p99_ms=float(p99) or None, headroom=float(headroom), profile=profile,
-                      consumer_groups=int(groups))
+                      consumer_groups=int(groups), catch_up=(float(behind), float(within)) if behind else None)
         if max_brokers < rf:
             raise ScenarioError(f"most brokers={max_brokers} is not allowed: RF {rf} needs at least {rf}")
         planner = Planner(req, Space(brokers=tuple(range(int(rf), int(max_brokers) + 1))), jobs=1)

@@ -54,7 +54,7 @@ class Planner:
         self.req, self.space = req, space or Space()
         self.jobs, self.scheduler, self.progress = jobs, scheduler, progress
         self.base = self._base_scenario()
-        self.bounds = Bounds(self.base)
+        self.bounds = Bounds(self.base, req.catch_up)
         # Every record waits at least one produce round trip, and perf-test reports whole milliseconds.
         self.floor_ms = self.bounds.request_latency_ms()
         if req.p99_ms is not None and req.p99_ms < math.floor(self.floor_ms):

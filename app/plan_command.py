@@ -34,6 +34,18 @@ def parse_record_size(text: str) -> tuple[int, int]:
                             f"(500-1000)") from None
 
 
+def parse_catch_up(text: str) -> tuple[float, float]:
+    """--catch-up RECORDS:SECONDS: a group that many records behind must catch up within that many seconds."""
+    try:
+        records, seconds = (float(x) for x in text.split(":"))
+        if records > 0 and seconds > 0:
+            return records, seconds
+    except ValueError:
+        pass
+    raise ScenarioError(f"--catch-up={text!r} is not allowed: expected RECORDS:SECONDS, both > 0 "
+                        f"(50000000:600: a group 50M records behind catches up within 10 minutes)")
+
+
 def request_from_args(args: argparse.Namespace) -> tuple[Request, Space]:
     size, size_max = parse_record_size(args.record_size)
     if args.rf < 1:
@@ -62,7 +74,8 @@ def request_from_args(args: argparse.Namespace) -> tuple[Request, Space]:
     req = Request(target_rps=args.target_rps, record_size=size, record_size_max=size_max, acks=args.acks,
                   rf=args.rf, p99_ms=args.p99_ms, headroom=args.headroom, profile=args.profile,
                   client_version=args.client_version, payload=args.payload, overrides=parse_overrides(args.set),
-                  sim_seconds=args.sim_seconds, consumer_groups=args.consumer_groups)
+                  sim_seconds=args.sim_seconds, consumer_groups=args.consumer_groups,
+                  catch_up=parse_catch_up(args.catch_up) if args.catch_up else None)
     return req, space
 
 

@@ -47,6 +47,7 @@ class Request:
     sim_seconds: float | None = None
     min_records: int = 40_000
     consumer_groups: int = 0          # groups reading every record beside the producers (tailing)
+    catch_up: tuple[float, float] | None = None   # one more group: (records behind, seconds to catch up)
 
     @property
     def planned_rps(self) -> float:
@@ -103,6 +104,8 @@ class Plan:
             "target_rps": r.target_rps, "planned_rps": r.planned_rps, "headroom": r.headroom,
             "record_size": r.record_size, "record_size_max": r.record_size_max, "acks": r.acks,
             "replication_factor": r.rf, "p99_ms": r.p99_ms, "profile": r.profile,
+            "consumer_groups": r.consumer_groups,
+            "catch_up": {"records": r.catch_up[0], "seconds": r.catch_up[1]} if r.catch_up else None,
             "simulated_seconds_per_evaluation": self.sim_seconds,
             "plan": self.best.summary() if self.best else None,
             "alternatives": [a.summary() for a in self.alternatives],
@@ -122,6 +125,10 @@ class Plan:
             f"{2 * r.record_size - r.record_size_max}–{r.record_size_max} B (mean {r.record_size} B)"
         return (f"{r.target_rps:,.0f} records/s of {size}, acks={r.acks}, RF {r.rf}"
                 + (f", p99 ≤ {short(r.p99_ms)} ms" if r.p99_ms else "") + f", payload {r.payload}"
+                + (f"; {r.consumer_groups} consumer group{'s' * (r.consumer_groups > 1)} tailing"
+                   if r.consumer_groups else "")
+                + (f"; a group {r.catch_up[0]:,.0f} records behind catching up in {short(r.catch_up[1])} s "
+                   f"(held to the NIC and disk bounds: a short simulation cannot run it)" if r.catch_up else "")
                 + f"; hardware profile {r.profile} ({_provenance(r.profile)})"
                 + "".join(f"; {k}={v}" for k, v in r.overrides.items()))
 

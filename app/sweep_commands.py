@@ -113,6 +113,9 @@ def add_sweep_commands(subparsers) -> None:
     plan.add_argument("--consumer-groups", type=_groups, default=0,
                       help="consumer groups reading every record beside the producers (default 0): their reads "
                            "leave the brokers' NICs beside the replication")
+    plan.add_argument("--catch-up", metavar="RECORDS:SECONDS",
+                      help="one more group, RECORDS behind, must read them within SECONDS while the producers run: "
+                           "its reads leave the NICs, and come from disk where the lag exceeds the page cache")
     plan.add_argument("--headroom", type=float, default=0.30,
                       help="capacity margin over the target (default 0.30: plan for 1.3 × target)")
     plan.add_argument("--profile", default="generic-server",

@@ -52,8 +52,10 @@ class Settings:
 class Bounds:
     """Upper bounds on records/s from the hardware profile's costs; each ignores queueing, so each is optimistic."""
 
-    def __init__(self, base: Scenario):
+    def __init__(self, base: Scenario, catch_up: tuple[float, float] | None = None):
         f = base.flat()
+        # one more group, `records` behind the producers, that must read them within `seconds` as they go on
+        self.catch_up = catch_up
         self.hw = {k[len("hardware."):]: v for k, v in f.items() if k.startswith("hardware.")}
         self.levels = {codec: codec_levels.of(base, codec) for codec in LEVEL_KEYS}   # (cost, ratio) factors
         self.size = float(f["workload.record_size"])
@@ -133,12 +135,16 @@ class Bounds:
         h = self.hw
         w = self.wire(st)
         nic = h["nic_mbit"] * MBIT
-        out = {"broker NIC in": brokers * nic / (w * self.rf),
-               "broker disk": brokers * h["disk_mb_s"] * 1e6 / (w * self.rf)}
-        # every byte leaves the leader once per follower and once per consumer group
-        copies_out = self.rf - 1 + self.consumer_groups
+        out = {"broker NIC in": brokers * nic / (w * self.rf)}
+        # every byte leaves the leader once per follower and once per consumer group; a group catching up reads the
+        # producers' rate and its lag's on top
+        behind, ahead = self.catch_up_rates(brokers, st)
+        copies_out = self.rf - 1 + self.consumer_groups + (1 if self.catch_up else 0)
         if copies_out:
-            out["broker NIC out"] = brokers * nic / (w * copies_out)
+            out["broker NIC out"] = max(0.0, brokers * nic - w * (behind + ahead)) / (w * copies_out)
+        # (a lag the page cache does not hold is read from disk: beside the writes, at the producers' rate and more)
+        reads = 1 if ahead else 0
+        out["broker disk"] = max(0.0, brokers * h["disk_mb_s"] * 1e6 - w * ahead) / (w * (self.rf + reads))
         per_record = (h["broker.request_us"] * 1e-6 / self.per_request(st, brokers, partitions)
                       + h["broker.batch_us"] * 1e-6 / self.per_batch(st) + h["broker.byte_ns"] * 1e-9 * w)
         threads = self.io_threads if self.colocated else min(self.io_threads, h["broker_cores"])
@@ -150,6 +156,16 @@ class Bounds:
         if self.cap_mbit:
             out["network cap"] = self.cap_mbit * MBIT / w
         return out
+
+    def catch_up_rates(self, brokers: int, st: Settings) -> tuple[float, float]:
+        """Records/s the catching-up group reads beyond the producers' rate: (from the page cache, from disk). Its
+        lag is spread over the brokers; it is read from disk where it exceeds what a broker's page cache holds."""
+        if not self.catch_up:
+            return 0.0, 0.0
+        records, seconds = self.catch_up
+        extra = records / seconds
+        cached = records * self.wire(st) / brokers <= self.hw["page_cache_gib"] * 2**30
+        return (extra, 0.0) if cached else (0.0, extra)
 
     def all(self, shape: Shape, st: Settings) -> dict[str, float]:
         out = self.client(shape.producers, shape.threads, st)

@@ -453,6 +453,20 @@ def test_plan_page_finds_a_configuration_for_a_small_target():
     assert "payload random-letters" in " ".join(c.value for c in at.caption)
 
 
+def test_plan_page_takes_a_group_catching_up():
+    at = plan_page()
+    number(at, "target records/s").set_value(20_000)
+    number(at, "replication factor").set_value(1)
+    at.selectbox[0].set_value("1")                  # acks
+    number(at, "most brokers").set_value(2)
+    number(at, "a group catching up: records behind (0 = none)").set_value(50_000_000)
+    number(at, "… within seconds").set_value(600)
+    at.button[0].click().run()
+    no_traceback(at)
+    assert not at.error
+    assert "a group 50,000,000 records behind catching up in 600 s" in at.code[0].value
+
+
 def test_plan_page_rejects_too_few_brokers_for_the_replication_factor():
     at = plan_page()
     number(at, "replication factor").set_value(3)

@@ -175,3 +175,39 @@ def test_consumer_groups_need_more_broker_nic_and_the_plan_says_so(capsys):
     assert read["brokers"] > alone["brokers"]
     assert cli_main(args[:-2] + ["--consumer-groups", "3"]) == 0
     assert "broker NIC out" in capsys.readouterr().out
+
+
+def test_a_group_catching_up_takes_nic_out_and_past_the_page_cache_disk_too(capsys):
+    """A group 1M records of 200 B behind, catching up in 100 s, reads 10k records/s more than the producers
+    write: within the page cache (0.2 GB on one broker, 5 GiB of cache) that is NIC out only; 100M records (20 GB)
+    over 10,000 s come from disk, beside the writes. The plan then needs more brokers and names the disk."""
+    st = bd.Settings(batch_size=65536, linger_ms=5.0, compression="none", max_in_flight=5)
+    base = pl.Planner(pl.Request(**REQUEST), SPACE).base
+    nic = base.flat()["hardware.nic_mbit"] * bd.MBIT / 200
+    disk = base.flat()["hardware.disk_mb_s"] * 1e6 / 200
+    cached = bd.Bounds(base, (1e6, 100)).broker(1, 1, st)
+    assert cached["broker NIC out"] == pytest.approx(nic - 10e3)           # RF 1: the group's copy alone
+    assert cached["broker disk"] == pytest.approx(disk)
+    on_disk = bd.Bounds(base, (100e6, 10_000)).broker(1, 1, st)
+    assert on_disk["broker disk"] == pytest.approx((disk - 10e3) / 2)
+    assert bd.Bounds(base, (100e6, 10_000)).broker(2, 2, st)["broker disk"] == pytest.approx((2 * disk - 10e3) / 2)
+    assert bd.Bounds(base, (100e6, 10_000)).broker(4, 4, st)["broker disk"] == pytest.approx(4 * disk)  # 5 GB each
+    args = ["plan", "--target-rps", "20000", "--record-size", "200", "--rf", "1", "--acks", "1",
+            "--max-brokers", "4", "--max-producers", "1", "--batch-sizes", "65536", "--linger-ms", "5",
+            "--compression", "none", "--max-in-flight", "5", "--sim-seconds", "0.2", "--jobs", "1", "-q",
+            "--set", "hardware.disk_mb_s=10", "--no-sensitivity", "--format", "json"]
+    assert cli_main(args) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert cli_main(args + ["--catch-up", "100000000:3600"]) == 0
+    behind = json.loads(capsys.readouterr().out)
+    assert behind["catch_up"] == {"records": 100e6, "seconds": 3600}
+    assert behind["plan"]["brokers"] > alone["plan"]["brokers"]
+    assert cli_main(args[:-2] + ["--catch-up", "100000000:3600"]) == 0
+    assert "broker disk" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["100", "0:60", "100:-1", "a:b"])
+def test_a_catch_up_target_that_is_not_records_colon_seconds_is_refused(bad, capsys):
+    assert cli_main(["plan", "--target-rps", "1000", "--record-size", "100", "--catch-up", bad]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--catch-up" in err[0] and "RECORDS:SECONDS" in err[0]
