@@ -41,6 +41,8 @@ class BrokerCosts:
     fetch: float = 0.0       # per follower fetch served as leader
     follower_fetch: float = 0.0   # a follower's own CPU per fetch it makes (request, response, log append)
     follower_byte: float = 0.0    # and per byte it fetches, beyond the append's byte cost
+    fetch_partition: float = 0.0      # leader's CPU per partition of a follower's fetch session, every fetch
+    follower_partition: float = 0.0   # the follower's, per partition of its session, every fetch
 
 
 class Broker:

@@ -98,9 +98,13 @@ class Replication:
         for p, state in enumerate(self.parts):
             for f in state.followers:
                 groups.setdefault((f, state.leader, p % fetchers), []).append(p)
+        # Background partitions (cluster.background_partitions replicas a broker, replicated like the topic) sit in
+        # the same fetch sessions: each leader leads bg/RF of them, a follower follows (RF−1)/(n−1) of those.
+        n, rf = len(self.cluster.brokers), self.s.topic.replication_factor
+        background = self.s.cluster.background_partitions / rf * (rf - 1) / (n - 1) / fetchers if rf > 1 else 0.0
         for (follower, leader, _), partitions in sorted(groups.items()):
             self.cluster.hosts[follower].add_threads(1)
-            self.env.process(self._fetcher(follower, leader, partitions))
+            self.env.process(self._fetcher(follower, leader, partitions, len(partitions) + background))
 
     # --- the leader's side
     def prefill(self, partition: int, batches: int, size: int, records: int) -> None:
@@ -188,7 +192,9 @@ class Replication:
         return False
 
     # --- the follower's fetcher thread
-    def _fetcher(self, follower: int, leader: int, partitions: list[int]) -> Generator:
+    def _fetcher(self, follower: int, leader: int, partitions: list[int], session: float) -> Generator:
+        """One replica fetcher of `follower` fetching `partitions` from `leader`; `session`: the partitions in
+        its fetch session, ours and the background's, which each fetch costs both sides."""
         env = self.env
         fetched = {p: len(self.parts[p].sizes) for p in partitions}   # the follower's log end (what was prefilled)
         leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
@@ -224,8 +230,8 @@ class Replication:
             # The leader reads the data (zero-copy) on a network thread; it crosses both NICs; the follower
             # appends it to its own log (per batch and byte; the per-request cost is the produce path's).
             # The leader serves the fetch (its own per-fetch cost), then the bytes go out zero-copy.
-            read = costs.fetch + costs.network_request + costs.network_byte * nbytes
-            append = (costs.follower_fetch + costs.batch * nbatches
+            read = costs.fetch + costs.fetch_partition * session + costs.network_request + costs.network_byte * nbytes
+            append = (costs.follower_fetch + costs.follower_partition * session + costs.batch * nbatches
                       + (costs.byte + costs.follower_byte) * nbytes)
             if leader_host.uncontended() and follower_host.uncontended():
                 # No core to wait for: the whole way back is one delay.

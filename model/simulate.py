@@ -55,6 +55,8 @@ def broker_costs(s: Scenario, hw) -> BrokerCosts:
         fetch=hw.seconds("broker.fetch_us"),
         follower_fetch=hw.seconds("broker.follower_fetch_us"),
         follower_byte=hw.seconds("broker.follower_byte_ns"),
+        fetch_partition=hw.seconds("broker.fetch_partition_us"),
+        follower_partition=hw.seconds("broker.follower_partition_us"),
     )
 
 

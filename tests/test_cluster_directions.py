@@ -176,6 +176,24 @@ def test_background_partitions_cut_throughput():
     assert rates[3] < 0.5 * rates[0]
 
 
+def test_idle_background_partitions_cost_every_follower_fetch():
+    """Measured here (hardware.py, broker.fetch_partition_us): 2,000 idle RF-3 partitions a broker took a replicated
+    producer from 30–42k to 6.5–6.8k records/s, the leader reading every partition of each follower's fetch session
+    on every fetch. Idle (background_bytes 0), they cost nothing but that: without replication they do not matter,
+    and without the per-partition fetch costs neither do they here."""
+    rf3 = {**ACKS_BASE, "workload.throughput": -1, "workload.records": 3000, "producer.acks": "all",
+           "cluster.background_bytes": 0}
+
+    def bg(n: int, **extra):
+        return rate(cached(scenario(rf3, **{"cluster.background_partitions": n, **extra})))
+
+    assert bg(2000) < 0.5 * bg(0)
+    assert bg(2000, **{"topic.replication.factor": 1}) == pytest.approx(bg(0, **{"topic.replication.factor": 1}),
+                                                                      rel=0.05)
+    free = {"hardware.broker.fetch_partition_us": 0, "hardware.broker.follower_partition_us": 0}
+    assert bg(2000, **free) == pytest.approx(bg(0, **free), rel=0.05)
+
+
 # --- cores shared by clients and brokers ------------------------------------------------------------------------
 
 # The generic profile with its client and brokers squeezed onto 2 shared cores (hardware.colocated_cores), against

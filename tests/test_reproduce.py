@@ -21,14 +21,6 @@ SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
 
 # (study, check name) -> why the model misses it today.
 KNOWN_MISSES = {
-    ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
-        "the model keeps VIII–X within 1 % of each other (408.6k → 410.9k → 406.9k records/s; published "
-        "394.9k → 397.8k → 404.0k, each ± 4–8k): three threads share one sticky partition (2.4's "
-        "StickyPartitionCache is the producer's) whatever the partition count, so its ordering is noise that a "
-        "0.5 % change flips; no mechanism (it passed by chance before the deque lock's transfer cost, and has "
-        "flipped with small changes since). Measured here with the 2.4 client the talk used "
-        "(validation/data/local-kontur-clients.jsonl, five passes): 6, 9, 12 and 18 partitions gave 400k, 409k, "
-        "381k and 387k records/s and 6.07–6.12 us in send(), no partition effect beyond the runs' 19–43 % range",
     ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
         "the model has XI and XII within 2 % (506.6k vs 497.7k records/s; published 421.6k vs 500.0k): its XI "
         "spends 4.3 us in send(), as XII does, where the talk measured 6.2 (XII 4.5). 2.2's round-robin sends "
