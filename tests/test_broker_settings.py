@@ -3,6 +3,8 @@ server.properties, part of a run's stored settings (so its prediction uses them)
 of their own rather than take one running without them."""
 from __future__ import annotations
 
+import pytest
+
 from kafkasim.model.scenario import load_scenario
 from kafkasim.validation.cluster import TUNED, Cluster
 from kafkasim.validation.measure import measured_settings
@@ -48,3 +50,15 @@ def test_a_run_on_kafkasims_cluster_records_the_broker_settings_it_ran_with():
     tuned = ran_with({**settings, "cluster.broker.group.initial.rebalance.delay.ms": 250.0},
                      Target("127.0.0.1:9092", "127.0.0.1:9092", 3, managed=True))
     assert tuned["cluster.broker.group.initial.rebalance.delay.ms"] == 250.0     # (the scenario's own, kept)
+
+
+def test_background_partitions_are_part_of_a_runs_key_and_must_be_idle_live():
+    from kafkasim.model.errors import UserError
+    from kafkasim.validation.runners import check_supported
+    assert not any(k.startswith("cluster.background_") for k in measured_settings(_scenario()))
+    idle = _scenario("cluster.background_partitions=500", "cluster.background_bytes=0")
+    assert measured_settings(idle)["cluster.background_partitions"] == 500
+    check_supported(idle)
+    loaded = _scenario("cluster.background_partitions=500")
+    with pytest.raises(UserError, match="cluster.background_bytes=1024 with background partitions; allowed: 0"):
+        check_supported(loaded)

@@ -17,6 +17,44 @@ from kafkasim.validation.store import RunStore
 
 pytestmark = pytest.mark.live
 
+def test_idle_background_partitions_are_created_beside_the_topic_and_removed(tmp_path):
+    """cluster.background_partitions on a private cluster: an idle topic with that many replicas a broker exists
+    while the configuration runs, and goes with its topic."""
+    from kafkasim.validation.targets import ClusterPool, network_of
+
+    scenario = tmp_path / "bg.yaml"
+    scenario.write_text(SCENARIO.replace("brokers: 1", "brokers: 1, background_partitions: 40, background_bytes: 0")
+                        .replace("records: 20000", "records: 5000"))
+    store = RunStore(tmp_path / "runs.jsonl")
+    pool = ClusterPool(tmp_path / "pool", base_port=_free_base_port(), say=lambda text: None)
+    config = Config(scenario, "java")
+    said, seen = [], []
+    try:
+        target = pool.target(1, network_of(config.load()))
+        measurer = Measurer(store, repeat=1, warmup_records=0)
+        measurer.say = said.append
+        lib = ensure_kafka(quiet=True)
+        real_run = measurer._run_once
+
+        def run_once(*args):      # the topics while the run is under way
+            seen.extend(admin.topic_command(lib, target.admin_bootstrap, ["--list"]).stdout.split())
+            return real_run(*args)
+        measurer._run_once = run_once
+        measurer.measure(config, target)
+        [run] = store.records()
+        assert run["ok"], run["error"]
+        assert run["scenario"]["cluster.background_partitions"] == 40
+        assert any("creating 40 idle partitions (RF 1, 40 replicas a broker)" in line for line in said), said
+        background = f"{run['target']['topic']}-background"
+        assert background in seen
+        topics = admin.topic_command(lib, target.admin_bootstrap, ["--list"]).stdout.split()
+        assert background not in topics and run["target"]["topic"] not in topics
+    finally:
+        directory = pool.directory
+        pool.close()
+        assert _processes_mentioning(str(directory.resolve())) == []
+
+
 SCENARIO = """
 name: live-smoke
 producer: {acks: 1, enable.idempotence: false, batch.size: 65536, linger.ms: 5, compression.type: lz4}

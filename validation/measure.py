@@ -27,11 +27,12 @@ SCHEMA = 1
 # The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
-            "network.", "consumers.", "consumer.", "cluster.broker.")
+            "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
-LATER_DEFAULTS = {"cluster.offline_brokers": 0, "workload.reporting_interval_ms": 5000, **{key: FIELDS[key].default for key in LEVEL_KEYS.values()},
+LATER_DEFAULTS = {"cluster.offline_brokers": 0, "workload.reporting_interval_ms": 5000,
+                  **{key: FIELDS[key].default for key in LEVEL_KEYS.values()},
                   **{key: f.default for key, f in FIELDS.items()
-                     if key.startswith(("consumers.", "consumer.", "cluster.broker."))}}
+                     if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.
@@ -156,10 +157,15 @@ class Measurer:
         configs = {"min.insync.replicas": str(sc.topic.min_insync_replicas)}
         if consuming:                      # (kept whole while it is read: a cluster's retention may be short)
             configs.update({"retention.bytes": "-1", "retention.ms": "-1"})
+        if sc.cluster.background_partitions and not target.managed:
+            raise UserError(f"cluster.background_partitions={sc.cluster.background_partitions} creates that many "
+                            f"partitions a broker, which kafkasim does only on a cluster it starts itself; allowed "
+                            f"here: 0")
         admin.create_topic(self.lib, target.admin_bootstrap, topic, sc.topic.partitions, sc.topic.replication_factor,
                            configs, target.command_config, target.admin_prefix)
-        records = []
+        records, background = [], []
         try:
+            background += self._background(sc, target, topic, f"{label}{name}")
             if down:
                 self._take_down(target, topic, down, f"{label}{name}")
             warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
@@ -186,15 +192,30 @@ class Measurer:
                     self._bring_back(target, topic, down, f"{label}{name}")
             finally:     # (the topic goes even if a node did not come back, unless no broker is left to ask)
                 why = _why_not_deletable(target)
-                try:
-                    if why:
-                        raise LiveError(f"topic {topic} was left on {target.admin_bootstrap}: {why}")
-                    admin.delete_topic(self.lib, target.admin_bootstrap, topic, target.command_config,
-                                       target.admin_prefix)
-                except LiveError as exc:
-                    self.say(f"kafkasim: warning: {exc}")
+                for doomed in [topic] + background:
+                    try:
+                        if why:
+                            raise LiveError(f"topic {doomed} was left on {target.admin_bootstrap}: {why}")
+                        admin.delete_topic(self.lib, target.admin_bootstrap, doomed, target.command_config,
+                                           target.admin_prefix)
+                    except LiveError as exc:
+                        self.say(f"kafkasim: warning: {exc}")
         self.say(f"{label}{name} {config.client}: {summary(self.store, key)}")
         return records
+
+    def _background(self, sc, target: Target, topic: str, what: str) -> list[str]:
+        """cluster.background_partitions: an idle topic replicated like the measured one, with that many replicas a
+        broker (on a cluster kafkasim started: it puts no thousands of partitions on a user's). Its name, or none."""
+        count = sc.cluster.background_partitions
+        if not count:
+            return []
+        rf = sc.topic.replication_factor
+        partitions = -(-count * sc.cluster.brokers // rf)
+        self.say(f"{what}: creating {partitions:,} idle partitions (RF {rf}, {count:,} replicas a broker)")
+        background = f"{topic}-background"
+        admin.create_topic(self.lib, target.admin_bootstrap, background, partitions, rf, None,
+                           target.command_config, target.admin_prefix, timeout=600)
+        return [background]
 
     def _take_down(self, target: Target, topic: str, nodes: list[int], what: str) -> None:
         ids = {i + 1 for i in nodes}                     # node.id of node i

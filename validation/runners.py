@@ -138,6 +138,9 @@ def check_supported(sc, client: str = "java") -> None:
         (w.records <= 0, "workload.records=0 (a duration)", "a record count > 0"),
         (w.partition_choice != "partitioner" and not java, f"workload.partition_choice={w.partition_choice} with "
          f"{client}", "partitioner (explicit partitions are the Java client's runs only)"),
+        (sc.cluster.background_partitions and sc.cluster.background_bytes,
+         f"cluster.background_bytes={sc.cluster.background_bytes} with background partitions",
+         "0 (idle background partitions: kafkasim creates them, it does not load them)"),
     ]
     for bad, what, allowed in problems:
         if bad:
