@@ -436,12 +436,17 @@ def number(at: AppTest, label: str):
     return next(n for n in at.number_input if n.label == label)
 
 
-def test_plan_page_finds_a_configuration_for_a_small_target():
-    at = plan_page()
+def small_plan(at: AppTest) -> AppTest:
+    """The plan form set for 20k records/s on at most 2 brokers, RF 1, acks=1."""
     number(at, "target records/s").set_value(20_000)
     number(at, "replication factor").set_value(1)
     at.selectbox[0].set_value("1")                  # acks
     number(at, "most brokers").set_value(2)
+    return at
+
+
+def test_plan_page_finds_a_configuration_for_a_small_target():
+    at = small_plan(plan_page())
     at.button[0].click().run()
     no_traceback(at)
     assert not at.error
@@ -454,11 +459,7 @@ def test_plan_page_finds_a_configuration_for_a_small_target():
 
 
 def test_plan_page_takes_a_group_catching_up():
-    at = plan_page()
-    number(at, "target records/s").set_value(20_000)
-    number(at, "replication factor").set_value(1)
-    at.selectbox[0].set_value("1")                  # acks
-    number(at, "most brokers").set_value(2)
+    at = small_plan(plan_page())
     number(at, "a group catching up: records behind (0 = none)").set_value(50_000_000)
     number(at, "… within seconds").set_value(600)
     at.button[0].click().run()
