@@ -106,6 +106,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     costs.update(regress(y, io, _units(io)))
 
     notes = {"idle_broker_cores": round(idle, 4)}
+    costs.update(_sessions(runs, idle))
     costs.update(_replication(runs, costs, idle))
     costs.update(_latencies(runs, costs, perf))
     for codec in CODECS:
@@ -133,6 +134,33 @@ def _idle_cores(runs: list[dict]) -> float:
     return float(np.median(idle)) if idle else 0.0
 
 
+def _sessions(runs: list[dict], idle: float) -> dict[str, Cost]:
+    """broker.fetch_partition_us and broker.follower_partition_us from a replicated run beside an idle topic
+    (`background_led` of its partitions led by our leader, so in each follower's fetch session with it) against
+    the same run without (the id without "-bg"): the leader's and each follower's CPU a fetch beyond, per
+    partition the idle topic added to the session."""
+    out: dict[str, list[float]] = {"broker.fetch_partition_us": [], "broker.follower_partition_us": []}
+    for r in runs:
+        added = r.get("background_led", 0)
+        twin = next((t for t in runs if t.get("id") == r.get("id", "").removesuffix("-bg") and t is not r), None)
+        if not added or twin is None:
+            continue
+        copies = r["replicas"] - 1
+
+        def per_fetch(run: dict, i: int, served: bool) -> float:
+            """Broker i's CPU (less an idle broker's) per fetch it served (the leader) or made (a follower)."""
+            m = run["measured"]
+            fetches = m["brokers"][run["leader"] - 1]["fetch_follower.requests"] / (1 if served else copies)
+            return (_work(m["brokers"][i]) - idle * m["seconds"]) / fetches
+        lead = r["leader"] - 1
+        out["broker.fetch_partition_us"].append((per_fetch(r, lead, True) - per_fetch(twin, lead, True)) / added / US)
+        for i in range(len(r["measured"]["brokers"])):
+            if i != lead:
+                out["broker.follower_partition_us"].append(
+                    (per_fetch(r, i, False) - per_fetch(twin, i, False)) / added / US)
+    return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in out.items() if v}
+
+
 def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str, Cost]:
     """The replicated runs: broker.fetch_us, the leader's CPU beyond its produce work per follower fetch it served,
     less the read the model charges apart (network_request + network_byte per byte fetched); and the followers' own
@@ -144,7 +172,7 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
         m = r["measured"]
         lead = m["brokers"][r["leader"] - 1]
         fetches = lead["fetch_follower.requests"]
-        if r["replicas"] == 1 or fetches <= 0:
+        if r["replicas"] == 1 or fetches <= 0 or r.get("background_led"):
             continue
         k = _counts(r)
         produce = (k["requests"] * (c["broker.request_us"] + c["broker.network_request_us"]) * US
@@ -153,9 +181,13 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
                    + k["uncompressed"] * c.get(f"compression.{r['codec']}.validate_ns", 0.0) * NS)
         copies = r["replicas"] - 1
         read = fetches * c["broker.network_request_us"] * US + copies * k["bytes"] * c["broker.network_byte_ns"] * NS
-        extra = _work(lead) - idle * m["seconds"] - produce - read
+        # (each fetch also reads every partition of the session: here the run's own, all led by one broker)
+        session = r.get("partitions", 1)
+        extra = _work(lead) - idle * m["seconds"] - produce - read - fetches * session * c.get(
+            "broker.fetch_partition_us", 0.0) * US
         per_fetch.append(max(0.0, extra) / fetches / US)
-        append = k["batches"] * c["broker.batch_us"] * US + k["bytes"] * c["broker.byte_ns"] * NS
+        append = (k["batches"] * c["broker.batch_us"] * US + k["bytes"] * c["broker.byte_ns"] * NS
+                  + fetches / copies * session * c.get("broker.follower_partition_us", 0.0) * US)
         for i, b in enumerate(m["brokers"]):
             if i + 1 != r["leader"] and b.get("fetcher_cpu_s", 0) > 0:
                 follower_y.append(_work(b) - idle * m["seconds"] - append)

@@ -30,7 +30,8 @@ TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, 
         "broker.batch_us": 8.0, "broker.byte_ns": 3.5, "compression.lz4.validate_ns": 0.6,
         "compression.gzip.validate_ns": 5.0, "compression.snappy.validate_ns": 0.5,
         "compression.zstd.validate_ns": 1.0, "broker.fetch_us": 400.0, "broker.follower_fetch_us": 700.0,
-        "broker.follower_byte_ns": 2.0, "jvm.gc_record_ns": 200.0, "jvm.gc_held_us": 1.5}
+        "broker.follower_byte_ns": 2.0, "jvm.gc_record_ns": 200.0, "jvm.gc_held_us": 1.5,
+        "broker.fetch_partition_us": 6.0, "broker.follower_partition_us": 0.7}
 IDLE = 0.05
 RATIO = {"none": 1.0, "lz4": 0.99, "gzip": 0.63, "snappy": 1.0, "zstd": 0.61}
 
@@ -59,17 +60,21 @@ def synthetic_runs(noise: float, seed: int = 0) -> list[dict]:
               + wire * c["broker.byte_ns"] * NS + codec_cpu("validate_ns"))
         seconds = 2.0
         fetches = requests * (run.replicas - 1)
+        led = run.background // 3                      # (an idle RF-3 topic's partitions the leader leads)
+        session = run.partitions + led
         leader = {"network_cpu_s": jitter(network), "fetch_follower.requests": float(fetches),
                   "process_cpu_s": 0.0, "produce.request_queue_ms.mean": 0.05, "produce.response_queue_ms.mean": 0.03}
         if fetches:
-            io += fetches * (c["broker.fetch_us"] + c["broker.network_request_us"]) * US
+            io += fetches * (c["broker.fetch_us"] + c["broker.network_request_us"]
+                             + session * c["broker.fetch_partition_us"]) * US
             io += (run.replicas - 1) * wire * c["broker.network_byte_ns"] * NS
         leader["process_cpu_s"] = leader["network_cpu_s"] + jitter(io) + IDLE * seconds
         brokers = [leader]
         for i in (1, 2):
             follower = {"process_cpu_s": IDLE * seconds, "fetch_follower.requests": 0.0, "network_cpu_s": 0.0}
             if i < run.replicas:
-                own = (requests * c["broker.follower_fetch_us"] * US + batches * c["broker.batch_us"] * US
+                own = (requests * (c["broker.follower_fetch_us"] + session * c["broker.follower_partition_us"]) * US
+                       + batches * c["broker.batch_us"] * US
                        + wire * (c["broker.byte_ns"] + c["broker.follower_byte_ns"]) * NS)
                 follower.update(process_cpu_s=IDLE * seconds + jitter(own), fetcher_cpu_s=0.5 * own)
             brokers.append(follower)
@@ -83,6 +88,7 @@ def synthetic_runs(noise: float, seed: int = 0) -> list[dict]:
                     "first_send_ms": 5.0}
         runs.append({"id": run.id, "measured": measured, "size": run.size, "codec": run.codec,
                      "replicas": run.replicas, "leader": 1, "throttled": run.rate > 0, "jit_cpu_s": 3.0,
+                     "partitions": run.partitions, **({"background_led": led} if led else {}),
                      "warmup": {**measured, "sender_cpu_s": sender + 0.3, "first_send_ms": 40.0}})
     return runs
 

@@ -51,6 +51,7 @@ class Run:
     buffer: int = 33554432
     warmup: int | None = None        # records of the discarded warm-up (default: a quarter of the records)
     consume: tuple[int, ...] = ()    # then read the topic once per fetch size (max.partition.fetch.bytes)
+    background: int = 0              # beside an idle topic of this many RF-3 partitions (in the fetch sessions)
     consume_warmup: bool = False     # after a discarded read that warms the consumer's code
 
     def line(self, scale: float, first: bool) -> str:
@@ -75,7 +76,8 @@ class Run:
 # The first run starts the JVM (its cold start is measured) and warms the brokers' produce and replication paths
 # (it is left out of the brokers' costs). Record sizes 100 B–4 KiB and batches 16–256 KiB separate the worker's per-record, per-byte and per-batch costs and
 # the Sender's per-request and per-batch ones; partitions put several batches in a request; each codec gives its
-# cost per byte on the worker and on the leader; one and two followers give the fetch costs; the throttled run,
+# cost per byte on the worker and on the leader; one and two followers give the fetch costs, and the last of those
+# again beside an idle topic of 600 partitions the cost of each partition in a fetch session; the throttled run,
 # the hand-offs at low load; a full buffer and a small one, the collector's cost per record and per record held. ≈ 1.5 minutes of runs on this project's 2-core machine.
 # The second writes ≈ 6 GB through the leader first: measured on this project's VMs, once 3–4 GB had passed through
 # a broker's log since the host booted, its request handlers' kernel time per append tripled (user time the same)
@@ -100,6 +102,7 @@ MATRIX = (
     Run("s1k-b64k-r2", 1000, 150_000, acks="all", replicas=2),
     Run("s1k-b256k-r2", 1000, 150_000, batch=262144, linger=10, acks="all", replicas=2),
     Run("s1k-b16k-p3-r3", 1000, 100_000, batch=16384, acks="all", partitions=3, replicas=3),
+    Run("s1k-b16k-p3-r3-bg", 1000, 20_000, batch=16384, acks="all", partitions=3, replicas=3, background=600),
     Run("s1k-b16k-t2k", 1000, 8_000, batch=16384, linger=0, rate=2000),
     Run("s1k-b64k-buf1m", 1000, 150_000, buffer=1 << 20),
 )
@@ -131,12 +134,16 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
                                 start_new_session=True)
         try:
             for i, run in enumerate(MATRIX):
+                led = _background(lib, cluster, run.background)
                 proc.stdin.write(run.line(scale, i == 0) + "\n")
                 proc.stdin.flush()
                 line = _next_result(proc, stderr, run.id)
                 result = json.loads(line.split(" ", 1)[1])
+                if run.background:
+                    admin.delete_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC)
                 runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
-                             "leader": 1, "throttled": run.rate > 0, "acks": run.acks})
+                             "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
+                             **({"background_led": led} if run.background else {})})
                 m = result["measured"]
                 say(f"kafkasim: calibrate host: [{i + 1}/{len(MATRIX)}] {run.id}: "
                     f"{m['records'] / m['seconds']:,.0f} records/s, worker {1e6 * m['worker_cpu_s'] / m['records']:.2f} "
@@ -215,6 +222,21 @@ def best_speed(speeds: list[dict]) -> dict:
     scores = [x["score"] for x in speeds]
     between = (max(scores) - min(scores)) / max(scores) if max(scores) > 0 else 0.0
     return {**best, "spread": max([between] + [x.get("spread", 0.0) for x in speeds]), "jvms": len(speeds)}
+
+
+BACKGROUND_TOPIC = "kafkasim-host-background"
+
+
+def _background(lib: Path, cluster: Cluster, partitions: int) -> int:
+    """An idle RF-3 topic of `partitions` (none if 0): how many of them node 1 leads, each then in both of its
+    followers' fetch sessions."""
+    if not partitions:
+        return 0
+    admin.create_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC, partitions, NODES, timeout=600)
+    parts = admin.wait_for_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC,
+                                 lambda ps: len(ps) == partitions and all(len(p["isr"]) == NODES for p in ps),
+                                 "every partition in sync", timeout=300)
+    return sum(p["leader"] == 1 for p in parts)
 
 
 PERF_TEST = Run("perf-test-cold", 1000, 300_000)
