@@ -106,7 +106,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     costs.update(regress(y, io, _units(io)))
 
     notes = {"idle_broker_cores": round(idle, 4)}
-    costs.update(_sessions(runs, idle))
+    costs.update(_sessions(runs, costs, idle))
     costs.update(_replication(runs, costs, idle))
     costs.update(_latencies(runs, costs, perf))
     for codec in CODECS:
@@ -134,11 +134,32 @@ def _idle_cores(runs: list[dict]) -> float:
     return float(np.median(idle)) if idle else 0.0
 
 
-def _sessions(runs: list[dict], idle: float) -> dict[str, Cost]:
+def _beyond_data(r: dict, c: dict[str, float], idle: float) -> tuple[float, list[float], float]:
+    """A replicated run's CPU beyond what its data costs: the leader's beyond its produce work and the fetches'
+    reads (network_request a fetch, network_byte a byte sent), each follower's beyond the append the model charges
+    it at the leader's batch and byte costs; and the fetches the leader served."""
+    m = r["measured"]
+    k = _counts(r)
+    fetches = m["brokers"][r["leader"] - 1]["fetch_follower.requests"]
+    produce = (k["requests"] * (c["broker.request_us"] + c["broker.network_request_us"]) * US
+               + k["batches"] * c["broker.batch_us"] * US + k["records"] * c["broker.record_us"] * US
+               + k["bytes"] * (c["broker.byte_ns"] + c["broker.network_byte_ns"]) * NS
+               + k["uncompressed"] * c.get(f"compression.{r['codec']}.validate_ns", 0.0) * NS)
+    read = (fetches * c["broker.network_request_us"] * US
+            + (r["replicas"] - 1) * k["bytes"] * c["broker.network_byte_ns"] * NS)
+    append = k["batches"] * c["broker.batch_us"] * US + k["bytes"] * c["broker.byte_ns"] * NS
+    leader = _work(m["brokers"][r["leader"] - 1]) - idle * m["seconds"] - produce - read
+    followers = [_work(b) - idle * m["seconds"] - append for i, b in enumerate(m["brokers"])
+                 if i + 1 != r["leader"] and b.get("fetcher_cpu_s", 0) > 0]
+    return leader, followers, fetches
+
+
+def _sessions(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str, Cost]:
     """broker.fetch_partition_us and broker.follower_partition_us from a replicated run beside an idle topic
     (`background_led` of its partitions led by our leader, so in each follower's fetch session with it) against
-    the same run without (the id without "-bg"): the leader's and each follower's CPU a fetch beyond, per
-    partition the idle topic added to the session."""
+    the same run without (the id without "-bg"): the leader's and each follower's CPU a fetch beyond its data's,
+    the difference per partition the idle topic added to the session."""
+    c = {k: v.value for k, v in costs.items()}
     out: dict[str, list[float]] = {"broker.fetch_partition_us": [], "broker.follower_partition_us": []}
     for r in runs:
         added = r.get("background_led", 0)
@@ -146,53 +167,32 @@ def _sessions(runs: list[dict], idle: float) -> dict[str, Cost]:
         if not added or twin is None:
             continue
         copies = r["replicas"] - 1
-
-        def per_fetch(run: dict, i: int, served: bool) -> float:
-            """Broker i's CPU (less an idle broker's) per fetch it served (the leader) or made (a follower)."""
-            m = run["measured"]
-            fetches = m["brokers"][run["leader"] - 1]["fetch_follower.requests"] / (1 if served else copies)
-            return (_work(m["brokers"][i]) - idle * m["seconds"]) / fetches
-        lead = r["leader"] - 1
-        out["broker.fetch_partition_us"].append((per_fetch(r, lead, True) - per_fetch(twin, lead, True)) / added / US)
-        for i in range(len(r["measured"]["brokers"])):
-            if i != lead:
-                out["broker.follower_partition_us"].append(
-                    (per_fetch(r, i, False) - per_fetch(twin, i, False)) / added / US)
+        (lead, follow, fetches), (lead0, follow0, fetches0) = _beyond_data(r, c, idle), _beyond_data(twin, c, idle)
+        out["broker.fetch_partition_us"].append((lead / fetches - lead0 / fetches0) / added / US)
+        out["broker.follower_partition_us"] += [(f / fetches - f0 / fetches0) * copies / added / US
+                                                for f, f0 in zip(follow, follow0)]
     return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in out.items() if v}
 
 
 def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str, Cost]:
     """The replicated runs: broker.fetch_us, the leader's CPU beyond its produce work per follower fetch it served,
-    less the read the model charges apart (network_request + network_byte per byte fetched); and the followers' own
-    costs (broker.follower_fetch_us, broker.follower_byte_ns): their CPU beyond the append the model charges them at
-    the leader's batch and byte costs, by regression on the fetches each made and the bytes it fetched."""
+    less the read the model charges apart (network_request + network_byte per byte fetched) and the session's
+    partitions (here the run's own, all led by one broker); and the followers' own costs (broker.follower_fetch_us,
+    broker.follower_byte_ns): their CPU beyond the append the model charges them at the leader's batch and byte
+    costs and their session's, by regression on the fetches each made and the bytes it fetched."""
     c = {k: v.value for k, v in costs.items()}
     per_fetch, follower_y, follower_fetches, follower_bytes = [], [], [], []
     for r in runs[1:]:                 # (the first run's brokers are cold)
-        m = r["measured"]
-        lead = m["brokers"][r["leader"] - 1]
-        fetches = lead["fetch_follower.requests"]
-        if r["replicas"] == 1 or fetches <= 0 or r.get("background_led"):
+        if (r["replicas"] == 1 or r["measured"]["brokers"][r["leader"] - 1]["fetch_follower.requests"] <= 0
+                or r.get("background_led")):
             continue
-        k = _counts(r)
-        produce = (k["requests"] * (c["broker.request_us"] + c["broker.network_request_us"]) * US
-                   + k["batches"] * c["broker.batch_us"] * US + k["records"] * c["broker.record_us"] * US
-                   + k["bytes"] * (c["broker.byte_ns"] + c["broker.network_byte_ns"]) * NS
-                   + k["uncompressed"] * c.get(f"compression.{r['codec']}.validate_ns", 0.0) * NS)
-        copies = r["replicas"] - 1
-        read = fetches * c["broker.network_request_us"] * US + copies * k["bytes"] * c["broker.network_byte_ns"] * NS
-        # (each fetch also reads every partition of the session: here the run's own, all led by one broker)
-        session = r.get("partitions", 1)
-        extra = _work(lead) - idle * m["seconds"] - produce - read - fetches * session * c.get(
-            "broker.fetch_partition_us", 0.0) * US
-        per_fetch.append(max(0.0, extra) / fetches / US)
-        append = (k["batches"] * c["broker.batch_us"] * US + k["bytes"] * c["broker.byte_ns"] * NS
-                  + fetches / copies * session * c.get("broker.follower_partition_us", 0.0) * US)
-        for i, b in enumerate(m["brokers"]):
-            if i + 1 != r["leader"] and b.get("fetcher_cpu_s", 0) > 0:
-                follower_y.append(_work(b) - idle * m["seconds"] - append)
-                follower_fetches.append(fetches / copies)
-                follower_bytes.append(k["bytes"])
+        leader, followers, fetches = _beyond_data(r, c, idle)
+        session, copies = r.get("partitions", 1), r["replicas"] - 1
+        per_fetch.append(max(0.0, leader / fetches / US - session * c.get("broker.fetch_partition_us", 0.0)))
+        for extra in followers:
+            follower_y.append(extra - fetches / copies * session * c.get("broker.follower_partition_us", 0.0) * US)
+            follower_fetches.append(fetches / copies)
+            follower_bytes.append(_counts(r)["bytes"])
     if not per_fetch:
         return {}
     out = {"broker.fetch_us": Cost(float(np.median(per_fetch)), float(np.std(per_fetch)), len(per_fetch))}
