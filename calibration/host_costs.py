@@ -187,12 +187,12 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
                 or r.get("background_led")):
             continue
         leader, followers, fetches = _beyond_data(r, c, idle)
-        session, copies = r.get("partitions", 1), r["replicas"] - 1
+        session, copies, nbytes = r.get("partitions", 1), r["replicas"] - 1, _counts(r)["bytes"]
         per_fetch.append(max(0.0, leader / fetches / US - session * c.get("broker.fetch_partition_us", 0.0)))
         for extra in followers:
             follower_y.append(extra - fetches / copies * session * c.get("broker.follower_partition_us", 0.0) * US)
             follower_fetches.append(fetches / copies)
-            follower_bytes.append(_counts(r)["bytes"])
+            follower_bytes.append(nbytes)
     if not per_fetch:
         return {}
     out = {"broker.fetch_us": Cost(float(np.median(per_fetch)), float(np.std(per_fetch)), len(per_fetch))}

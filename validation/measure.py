@@ -29,8 +29,8 @@ MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
             "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
-LATER_DEFAULTS = {"cluster.offline_brokers": 0, "workload.reporting_interval_ms": 5000,
-                  **{key: FIELDS[key].default for key in LEVEL_KEYS.values()},
+LATER_DEFAULTS = {"cluster.offline_brokers": 0,
+                  **{key: FIELDS[key].default for key in ("workload.reporting_interval_ms", *LEVEL_KEYS.values())},
                   **{key: f.default for key, f in FIELDS.items()
                      if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
