@@ -67,7 +67,7 @@ class ProducerBatch:
     over several partitions."""
 
     __slots__ = ("partition", "created", "segments", "bytes", "records", "last_append", "full_at",
-                 "allocated", "drained", "size_on_wire", "compression_ratio", "offset")
+                 "allocated", "drained", "size_on_wire", "compression_ratio", "offset", "reserved")
 
     def __init__(self, partition: int, allocated: int):
         self.partition = partition
@@ -82,6 +82,7 @@ class ProducerBatch:
         self.size_on_wire = 0
         self.compression_ratio = 1.0
         self.offset = 0                # end offset in the leader's log, in batches (replication.py)
+        self.reserved = 0              # bytes other threads' planned chunks will append (see RecordAccumulator.fit)
 
     def add_range(self, first_id: int, count: int, first_append: float, spacing: float, nbytes: int) -> bool:
         """Records first_id … first_id + count − 1; True if they are the batch's first."""
@@ -202,17 +203,23 @@ class RecordAccumulator:
         """How many of n records fit in the batch (the first record into an empty batch always fits).
         record_sizes None means all records are `fixed_size` bytes."""
         factor = self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
+        held = batch.bytes + batch.reserved
         # Record k fits if header + (bytes + sizes[:k]) × factor + sizes[k] ≤ batch.size.
         if record_sizes is None:
             size = self.fixed_size
-            spare = self.batch_size - BATCH_HEADER_BYTES - size - batch.bytes * factor
+            spare = self.batch_size - BATCH_HEADER_BYTES - size - held * factor
             fit = int(spare // (size * factor)) + 1 if spare >= 0 else 0
         else:
-            before = batch.bytes + np.concatenate(([0], np.cumsum(record_sizes[:n - 1])))
+            before = held + np.concatenate(([0], np.cumsum(record_sizes[:n - 1])))
             fits = BATCH_HEADER_BYTES + before * factor + record_sizes[:n] <= self.batch_size
             fit = n if fits.all() else int(np.argmin(fits))
         fit = min(fit, n)
-        return 1 if fit == 0 and batch.records == 0 else fit
+        return 1 if fit == 0 and held == 0 else fit
+
+    def batch_records(self, record_bytes: float) -> int:
+        """How many records of `record_bytes` an empty batch takes at the current compression estimate."""
+        factor = self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
+        return max(1, int((self.batch_size - BATCH_HEADER_BYTES) // (record_bytes * factor)))
 
     def new_batch(self, partition: int, allocated: int) -> ProducerBatch:
         batch = ProducerBatch(partition, allocated)
@@ -362,7 +369,7 @@ class RecordAccumulator:
     def close(self, batch: ProducerBatch, now: float) -> int:
         """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
         of any newer batch, keeping the partition's order), or, where the partitioner moves on at a new batch, to
-        the tail of the partition it moves to; the batch is compressed. Returns the bytes the Sender compresses
+        the partition it moves to, behind its full batches and ahead of its open one; the batch is compressed. Returns the bytes the Sender compresses
         closing it: none if a Java worker found it full and closed it already."""
         full_at = batch.full_at
         closed_by_worker = self.streams and full_at <= now
@@ -376,10 +383,13 @@ class RecordAccumulator:
             for seg in tail:
                 moved.restore(seg, self.sizes)
             moved.full_at = full_at           # the rest of a full batch is full too
+            dq = self.deques[target]
             if target == batch.partition:
-                self.deques[target].appendleft(moved)
+                dq.appendleft(moved)
+            elif self.open_batch(target) is not None:     # (ahead of the batch appends go to, which stays last)
+                dq.insert(len(dq) - 1, moved)
             else:
-                self.deques[target].append(moved)
+                dq.append(moved)
             first = tail[0]
             self.on_split(first.first_id if type(first) is RangeSegment else int(first.ids[0]))
         batch.drained = now

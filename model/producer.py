@@ -12,7 +12,7 @@ from kafkasim.model.buffer_pool import BufferPool
 from kafkasim.model.host import ContendedLock, Host, Pipe, Slots, add_background
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.network import Connection
-from kafkasim.model.partitioner import make_partitioner
+from kafkasim.model.partitioner import PerRecordPartitioner, make_partitioner
 from kafkasim.model.records import Records
 from kafkasim.model.scenario import Scenario
 from kafkasim.model.sender import Sender, SenderCosts
@@ -121,8 +121,6 @@ class KafkaProducer:
                         if hw["worker.first_send_ms"] > 0 else 0.0))
         self.host.add_threads(s.threads + 1)     # worker threads and the Sender
         many = s.threads > 1
-        partition_locks = ([ContendedLock(env, costs.lock, costs.contention, costs.transfer)
-                            for _ in range(s.topic.partitions)] if many else None)
         metadata_lock = ContendedLock(env, costs.metadata_lock, costs.metadata_contention) if many else None
         # The producer's records split as np.array_split would: the first `extra` threads take one more.
         each, extra = divmod(w.records, s.threads)
@@ -134,6 +132,16 @@ class KafkaProducer:
         keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
         shared = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
                                   p.adaptive_partitioning, acc.deques)
+        partition_locks = None
+        if many:
+            # Threads that follow one sticky partition together meet on its deque lock whichever partition it is:
+            # one lock stands for the current one's (else a thread on the next partition would append in parallel
+            # with the chunks still filling the last). Per-record partitioners spread over the partitions' own.
+            follow = kind != "per-thread" and not isinstance(shared, PerRecordPartitioner)
+            locks = 1 if follow else s.topic.partitions
+            partition_locks = [ContendedLock(env, costs.lock, costs.contention, costs.transfer) for _ in range(locks)]
+            if follow:
+                partition_locks *= s.topic.partitions
         if shared.abort_on_new_batch:     # records a drain splits off go where KIP-480 sends them
             acc.redirect = shared.after_drain
         workers = []
@@ -144,7 +152,8 @@ class KafkaProducer:
             workers.append(WorkerThread(env, f"producer-{k}-thread-{t}", int(first) if count else 0, count,
                                         throttle_release_times(count, rate), records, acc, partitioner,
                                         self.sender, self.host, self.gil, costs, partition_locks, metadata_lock,
-                                        w.seconds if w.seconds > 0 else np.inf, s.max_chunk, self.jvm))
+                                        w.seconds if w.seconds > 0 else np.inf, s.max_chunk, self.jvm,
+                                        sharing=1 if kind == "per-thread" else s.threads))
         if costs.batch:     # a batch a drain-time split starts is paid for by the thread whose records it holds
             busy = [wk for wk in workers if wk.count]
             acc.on_split = lambda record, busy=busy, firsts=np.array([wk.first_id for wk in busy]): \

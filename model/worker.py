@@ -21,11 +21,9 @@ import simpy
 from kafkasim.model.accumulator import ProducerBatch, RecordAccumulator, partition_groups
 from kafkasim.model.buffer_pool import BufferExhausted
 from kafkasim.model.host import ContendedLock, Host, Slots, wait_for
-from kafkasim.model.partitioner import Partitioner
+from kafkasim.model.partitioner import Partitioner, PerRecordPartitioner
 from kafkasim.model.records import Records
 
-SHARED_CHUNK = 8          # with several threads: small chunks, so threads meet on the same sticky partition and
-                          # its lock at close to Java's per-record granularity
 GIL_SWITCH = 0.005        # sys.getswitchinterval(): how long a thread waits for the GIL before the holder must drop it
 GIL_CHECK = 0.001         # a Python worker's chunks are at most this long, so it notices such a wait in time
 MIN_SLEEP = 0.002         # ThroughputThrottler.MIN_SLEEP_NS: the throttle sleeps in steps of at least 2 ms
@@ -65,7 +63,7 @@ class WorkerThread:
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: Slots | None, costs: WorkerCosts,
                  partition_locks: list[ContendedLock] | None, metadata_lock: ContendedLock | None,
-                 stop_at: float, max_chunk: int, jvm=None):
+                 stop_at: float, max_chunk: int, jvm=None, sharing: int = 1):
         self.env = env
         self.name = name
         self.first_id = first_id
@@ -88,7 +86,18 @@ class WorkerThread:
         self.lock_wait_seconds = 0.0
         self.core_wait_seconds = 0.0  # waiting for a core (or the GIL) the host is short of
         self.switched = False         # this thread's last append moved the sticky partition on
-        self.max_chunk = max_chunk if partition_locks is None else min(max_chunk, SHARED_CHUNK)
+        self.max_chunk = max_chunk
+        # Threads sharing the producer's partitioner append to the same batches: each chunk takes at most its
+        # share of a batch, so the threads fill every batch together as Java's record-by-record appends do. Where
+        # the partitioner leaves a full batch's partition (2.4–3.2's sticky), a chunk also reserves its room, and
+        # a thread that finds the rest reserved moves on as the record after the batch's last would.
+        self.sharing = sharing
+        # (a per-record partitioner spreads a chunk over its partitions: its share of each of their batches)
+        self.spread = len(partitioner.partitions) if isinstance(partitioner, PerRecordPartitioner) else 1
+        self.reserves = sharing > 1 and partitioner.abort_on_new_batch and len(partitioner.partitions) > 1
+        self.mean_size = (accumulator.fixed_size if accumulator.fixed_size is not None
+                          else float(records.size[first_id:first_id + count].mean()) if count else 1.0)
+        self.reservation: tuple[ProducerBatch, int] | None = None
         # Each send()'s CPU. With records all of one size that is one figure, and a chunk's cost depends on its
         # length only (summed once per length); else an array by record.
         fixed = accumulator.fixed_size is not None
@@ -128,9 +137,7 @@ class WorkerThread:
             if t0 >= self.stop_at:     # workload.seconds is up: the rest is never sent
                 records.skip(np.arange(lo + i, lo + n))
                 break
-            # (at least record i: the sleep may end one ulp before its release time)
-            released = n - i if release is None else max(1, int(np.searchsorted(release, t0, "right")) - i)
-            cap = min(released, self.max_chunk)
+            cap = self._cap(i, t0)
             sizes = fixed if fixed is not None else records.size[lo + i:lo + i + cap]
             parts, cap = partitioner.run(cap, sizes)
             first = parts if isinstance(parts, int) else int(parts[0])
@@ -155,9 +162,15 @@ class WorkerThread:
                         i += 1
                         continue
             k, full = self.acc.fit(parts, cap, None if fixed is not None else sizes)
-            if k == 0:                         # the first record finds its batch full: close it, start anew
-                self.close(full)
+            if k == 0:
+                if full.reserved:
+                    # Other threads' chunks fill it: their records come first, and the sticky partitioner moves on.
+                    partitioner.on_new_batch(full.partition)
+                    continue
+                self.close(full)               # the first record finds its batch full: close it, start anew
                 continue
+            if self.reserves:
+                self._reserve(parts, i, k)
             partitioner.commit(k, sizes)
             self.switched = False
             if not isinstance(parts, int):
@@ -174,13 +187,7 @@ class WorkerThread:
                 yield from self._append_shared(parts, i, k, full)
             if full is not None and full.full_at == np.inf:
                 self.close(full)
-            spacing = (env.now - t0) / k
-            if i == 0:     # the first send() began before its metadata wait
-                records.sent(lo, 1, started, 0.0)
-                if k > 1:
-                    records.sent(lo + 1, k - 1, t0, spacing, offset=1)
-            else:
-                records.sent(lo + i, k, t0, spacing)
+            self._sent(i, k, t0, started)
             app = k * self.costs.app
             self.app_seconds += app
             self.send_seconds += env.now - t0 - app
@@ -188,6 +195,26 @@ class WorkerThread:
         self._drop_gil()
 
     # --- pieces of one chunk
+    def _cap(self, i: int, now: float) -> int:
+        """The most records the chunk from record i may hold: those released by now (at least record i: a sleep
+        may end one ulp before its release time), model.max_chunk, and a thread's share of a shared batch."""
+        n, release = self.count, self.release
+        released = n - i if release is None else max(1, int(np.searchsorted(release, now, "right")) - i)
+        cap = min(released, self.max_chunk)
+        if self.sharing > 1:
+            cap = min(cap, -(-self.acc.batch_records(self.mean_size) * self.spread // self.sharing))
+        return cap
+
+    def _sent(self, i: int, k: int, t0: float, started: float) -> None:
+        """Records i … i+k−1 were in send() from t0 until now, evenly spaced."""
+        lo, spacing = self.first_id + i, (self.env.now - t0) / k
+        if i == 0:     # the first send() began before its metadata wait
+            self.records.sent(lo, 1, started, 0.0)
+            if k > 1:
+                self.records.sent(lo + 1, k - 1, t0, spacing, offset=1)
+        else:
+            self.records.sent(lo, k, t0, spacing)
+
     def _wait_for_memory(self, partition: int, allocated: int) -> Generator:
         """A new batch whose memory is not at hand: BufferPool.allocate blocks up to max.block.ms."""
         yield from self.acc.pool.allocate(allocated)
@@ -202,6 +229,20 @@ class WorkerThread:
 
     def _start_batch(self, partition: int, allocated: int) -> None:
         self.started(self.acc.new_batch(partition, allocated))
+
+    def _reserve(self, p: int, i: int, k: int) -> None:
+        """Hold room in partition p's open batch for the chunk's k records until they are appended."""
+        batch = self.acc.open_batch(p)
+        nbytes = (self.acc.fixed_size * k if self.acc.fixed_size is not None
+                  else int(np.add.reduce(self.records.size[self.first_id + i:self.first_id + i + k])))
+        batch.reserved += nbytes
+        self.reservation = (batch, nbytes)
+
+    def _unreserve(self) -> None:
+        if self.reservation is not None:
+            batch, nbytes = self.reservation
+            batch.reserved -= nbytes
+            self.reservation = None
 
     def started(self, batch: ProducerBatch) -> None:
         """A batch was started for this thread's records: its set-up is paid in the next chunk."""
@@ -328,6 +369,7 @@ class WorkerThread:
         have changed since the plan: records that do not fit start the next batch, whose memory is taken without
         blocking (Java would release the lock, allocate and retry)."""
         lo = self.first_id + i
+        self._unreserve()
         if isinstance(parts, int) and positions is None:     # one partition, contiguous ids: a range
             self._append_range(parts, lo, k, first, spacing, locked)
             return

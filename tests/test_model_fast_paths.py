@@ -15,7 +15,7 @@ import pytest
 from kafkasim.model import broker, host, results, sender
 from kafkasim.model import simulate as simulate_module
 
-from conftest import capture, scenario
+from conftest import capture, example, scenario
 
 ONE_BROKER = {"producer.acks": "1", "producer.batch.size": 16384, "producer.linger.ms": 5,
               "topic.partitions": 3, "workload.records": 20000, "workload.record_size": 256}
@@ -130,8 +130,9 @@ def test_simulate_pauses_the_garbage_collector_and_restores_it(collecting):
 def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monkeypatch):
     """host.Slots hands out a free core, GIL, thread or lock without an event; granted through an event at the same
     instant instead (host.GRANT_AT_ONCE off, as simpy.Resource does) the run is the same. Where threads share a
-    lock, the order of ties at one instant can differ: on the Kontur examples latencies move by parts in 10⁵; in
-    this 55 ms run on shared cores, the mean by 0.4 %."""
+    lock, the order of ties at one instant can differ, and with it which thread's chunk (its share of a batch)
+    goes first: in this 55 ms run on shared cores the mean latency moves by 4 % (a few records by 5 ms), the
+    median and p99 not at all."""
     s = scenario({**ONE_BROKER, **overrides})
     fast = capture(s)
     monkeypatch.setattr(host, "GRANT_AT_ONCE", False)
@@ -141,5 +142,24 @@ def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monk
     else:
         assert fast.result.perf_test["records_per_sec"] == pytest.approx(slow.result.perf_test["records_per_sec"],
                                                                          rel=1e-3)
-        assert fast.result.latencies_ms.mean() == pytest.approx(slow.result.latencies_ms.mean(), rel=1e-2)
-        assert np.abs(np.sort(fast.result.latencies_ms) - np.sort(slow.result.latencies_ms)).max() <= 1
+        assert fast.result.latencies_ms.mean() == pytest.approx(slow.result.latencies_ms.mean(), rel=5e-2)
+        for q in (50, 99):
+            assert abs(np.percentile(fast.result.latencies_ms, q) - np.percentile(slow.result.latencies_ms, q)) <= 1
+
+
+@pytest.mark.parametrize("path, overrides", [
+    ("kontur-2020/VI.yaml", {}),                                   # 2 threads on one sticky partition (2.4)
+    ("kontur-2020/VII.yaml", {}),                                  # 3 threads
+    ("kontur-2020/VII.yaml", {"client.version": "3.9"}),           # the uniform sticky partitioner
+    ("kontur-2020/VI.yaml", {"topic.partitions": 1}),              # nowhere to move on to
+    ("kontur-2020/XI.yaml", {}),                                   # round-robin over 18 partitions
+    ("kontur-2020/XIII.yaml", {}),                                 # each thread its own partitions
+], ids=["VI", "VII", "VII-3.9", "VI-one-partition", "XI-round-robin", "XIII-own-partitions"])
+def test_threads_chunks_match_record_by_record(path, overrides):
+    """Threads sharing a producer send chunks of their share of a batch; model.max_chunk=1 steps record by record,
+    each through the locks on its own. On these Kontur runs (100k records) the rates agree within 4 % (VI −3.1 %,
+    the others ≤ 1.4 %) and the mean latencies within 15 % (≤ 5 %; IX, not here, +11 %)."""
+    s = example(path, **{"workload.records": 100000, "workload.warmup_records": 10000, **overrides})
+    chunked, stepped = capture(s).result, capture(s, **{"model.max_chunk": 1}).result
+    assert chunked.steady_records_per_sec == pytest.approx(stepped.steady_records_per_sec, rel=0.04)
+    assert chunked.latencies_ms.mean() == pytest.approx(stepped.latencies_ms.mean(), rel=0.15)

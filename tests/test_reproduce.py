@@ -21,17 +21,6 @@ SPECS = {study: rep.load_study(study) for study in rep.STUDIES}
 
 # (study, check name) -> why the model misses it today.
 KNOWN_MISSES = {
-    ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
-        "the model has XI and XII within 2 % (506.6k vs 497.7k records/s; published 421.6k vs 500.0k): its XI "
-        "spends 4.3 us in send(), as XII does, where the talk measured 6.2 (XII 4.5). 2.2's round-robin sends "
-        "each record to the next of 18 partitions, so most appends take a deque lock another thread took last; "
-        "the model charges that transfer on 73 % of XI's appends (each record's hold is its own), but the time "
-        "under 18 separate deque locks only shortens the threads' wait at the producer-wide lock, which sets the "
-        "pace: simulated longer (600k records) XI and XII both reach the 500k target (496.8k, 493.2k). It passed "
-        "by 0.4 % until Java's codec tail moved to the Sender: XI's batches close at linger.ms (37 KB of 64 KiB), "
-        "so the Sender, not the workers, compresses them. On a real producer here the direction holds (2.4's own "
-        "partitions 459k records/s, 4.82 us in send(), against 2.2's round-robin 377k, 6.49 us; "
-        "validation/data/local-kontur-clients.jsonl), so XI has a cost the model lacks; not found",
     ("vm-2core", "latency rises again from 32 to 50 KiB"):
         "the 50 KiB run's higher mean (42.0 vs 31.1 ms) comes from stalls in its 3rd and 4th windows (18.6 and "
         "121.3 ms avg, 920 ms max, 48.4k records/s) — the 16 KiB run stalled in its 3rd window too (194.3 ms, "
@@ -51,10 +40,13 @@ KNOWN_MISSES = {
 
 # Kontur run -> why the model misses its 15 % today.
 KONTUR_MISSES: dict[str, str] = {
-    "XI": "the model's XI meets its 500k target (506.6k records/s steady, +20 %; published 421.6k): 4.3 us in "
-          "send() where the talk measured 6.2, see the XI → XII check. Its +13 % passed only while the table "
-          "took perf-test's total line of a 150k-record run, which a short run's start and last latencies lower "
-          "(a million records: 498.1k, +18 %)",
+    "XI": "the model's XI meets its 500k target (502.5k records/s steady, +19 %; published 421.6k): 4.9 us in "
+          "send() where the talk measured 6.2 (XII 4.4, 4.5). 2.2's round-robin sends each record to the next of "
+          "18 partitions, so most appends take a deque lock another thread took last, but that time under 18 "
+          "separate locks only shortens the threads' wait at the producer-wide lock, which sets the pace. On a "
+          "real producer here the direction holds (2.4's own partitions 459k records/s, 4.82 us in send(), "
+          "against 2.2's round-robin 377k, 6.49 us; validation/data/local-kontur-clients.jsonl), so XI has a cost "
+          "the model lacks; not found. (XI → XII, both at the target, is a tie the order check passes by 0.04 %.)",
 }
 
 
