@@ -165,11 +165,14 @@ class Broker:
         return wait, nbytes
 
     # --- a consumer's fetch
-    def fetch(self, connection: int, partitions: list[int], position: dict[int, int], settings) -> Generator:
+    def fetch(self, connection: int, partitions: list[int], position: dict[int, int], settings,
+              session: int) -> Generator:
         """KafkaApis.handleFetchRequest for a consumer, as the leader serves a follower's (broker.fetch_us, and the
-        network thread's request and per-byte work): a network thread reads it, an I/O thread reads the log up to
-        the high watermark; with fewer than fetch.min.bytes there the fetch is parked until more arrive or
-        fetch.max.wait.ms passes; a network thread sends the batches (zero-copy). Returns the batches."""
+        network thread's request and per-byte work): a network thread reads it, an I/O thread reads every
+        partition of the consumer's fetch session (`session` of them: all it reads from this broker, those it
+        asks for now or not, broker.fetch_partition_us each) up to the high watermark; with fewer than
+        fetch.min.bytes there the fetch is parked until more arrive or fetch.max.wait.ms passes; a network thread
+        sends the batches (zero-copy). Returns the batches."""
         env, costs = self.env, self.costs
         processor = self.processors[connection % len(self.processors)]
         handoff = costs.handoff * self.host.crowding
@@ -178,11 +181,12 @@ class Broker:
         done(processor)
         if handoff:
             yield env.timeout(handoff)
+        read = costs.fetch + costs.fetch_partition * session
         yield from wait_for(self.io_threads, env.now)
-        yield from self.host.run(costs.fetch)
+        yield from self.host.run(read)
         done(self.io_threads)
         self.network_busy += costs.network_request / 2
-        self.io_busy += costs.fetch
+        self.io_busy += read
         deadline = env.now + settings.fetch_max_wait_ms / 1000.0
         while True:
             got = self.replication.read(partitions, position, settings.max_partition_fetch_bytes,

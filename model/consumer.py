@@ -13,8 +13,9 @@ A fresh consumer JVM's poll loop runs cold code at first: COLD_SLOWDOWN times it
 consumer.cold_cpu_ms more (measured by `calibrate host` from two fresh kafka-consumer-perf-test reads).
 
 Simplified: the group joins once, at the start (or before the producers send: consumers.start; consumer.join_ms on the client, plus the coordinator's
-group.initial.rebalance.delay.ms); no rebalances, commits or heartbeats; fetch sessions are not modelled; reads
-come from the page cache.
+group.initial.rebalance.delay.ms); no rebalances, commits or heartbeats. A fetch costs the leader's I/O thread its
+session's partitions (KIP-227: all the instance reads there, as for a follower); the client's own cost per partition
+is left out (not measured).
 """
 from __future__ import annotations
 
@@ -183,7 +184,8 @@ class KafkaConsumer:
         broker = self.cluster.brokers[node]
         size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
         yield env.timeout(self.one_way + max(0.0, transfer([self.cluster.nic_in[node]], env.now, size) - env.now))
-        got = yield from broker.fetch(self.connection, partitions, self.position, self.settings)
+        got = yield from broker.fetch(self.connection, partitions, self.position, self.settings,
+                                      len(self.leaders[node]))
         # the response leaves through the broker's NIC (zero-copy) and crosses to the client
         nbytes = sum(b.size for b in got)
         end = transfer([self.cluster.nic_out[node]], env.now, nbytes + size)

@@ -124,8 +124,8 @@ HARDWARE_FIELDS: dict[str, Field] = {
     # ≈ 4,200 follower fetches): 2,000 idle RF-3 partitions beside them (≈ 670 in each follower's session with that
     # leader) took the leader's I/O threads from 0.7 to 10.5 CPU-s and its collector from 0.03 to 7.3, each
     # follower's fetcher from 0.35 to 1.4, and throughput from 30–42k to 6.5–6.8k records/s.
-    "broker.fetch_partition_us": _f(float, 6.3, "Leader's CPU per partition in a follower's fetch session, every "
-                                    "fetch: it reads each for new data (a KIP-227 session leaves the unchanged ones "
+    "broker.fetch_partition_us": _f(float, 6.3, "Leader's CPU per partition in a follower's or consumer's fetch "
+                                    "session, every fetch: it reads each for new data (a KIP-227 session leaves the unchanged ones "
                                     "out of the response, not out of the work), and the collector's share.",
                                     0, 10**6),
     "broker.follower_partition_us": _f(float, 0.7, "A follower's CPU per partition in its fetch session, every "

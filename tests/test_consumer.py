@@ -183,3 +183,19 @@ def test_a_group_that_joined_before_the_producers_reads_every_record_from_the_fi
     assert before["perf_test"]["records"] == during["perf_test"]["records"] == 12_000
     assert before["metrics"]["records-lag-max"] < 100 < 5000 < during["metrics"]["records-lag-max"]
     assert before["end_to_end_ms"]["p50"] < 20
+
+
+def test_a_fetch_costs_the_leader_every_partition_of_the_consumers_session():
+    """KIP-227 fetch sessions: the leader's I/O thread reads every partition a consumer reads from it, each fetch
+    (broker.fetch_partition_us, measured here for followers: 100 → 2,000 partitions a broker,
+    validation/reports/partitions-2026-11-27-s21/). A catch-up read of 40 partitions in 1 MiB fetches (≈ 40 of
+    them), with the cost and without: the difference is the session's partitions a fetch."""
+    base = {**CATCH_UP, "topic.partitions": 40, "consumers.prefilled_records": 40_000,
+            "consumer.fetch.max.bytes": 1 << 20}
+    io, fetches = {}, {}
+    for us in (0.0, 6.3):
+        run = capture(scenario(base, **{"hardware.broker.fetch_partition_us": us}))
+        [consumer] = run.consumers
+        io[us], fetches[us] = run.cluster.brokers[0].io_busy, len(consumer.fetches)
+    assert fetches[0.0] == fetches[6.3] > 30
+    assert io[6.3] - io[0.0] == pytest.approx(40 * 6.3e-6 * fetches[0.0], rel=0.05)
