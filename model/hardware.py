@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkasim.model.clients import JAVA_VERSIONS
 from kafkasim.model.fields import Field, clip, read_mapping
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
@@ -143,7 +144,10 @@ HARDWARE_FIELDS: dict[str, Field] = {
 
 def _codec_fields() -> dict[str, Field]:
     """Each codec's costs and its ratio on each payload."""
-    f: dict[str, Field] = {}
+    f: dict[str, Field] = {"compression.client_version": _f(
+        JAVA_VERSIONS, "4.3", "The Java client version the profile's compression.<codec>.byte_ns are for "
+        "(`calibrate host` measures with 4.3): another version's codecs cost what model/codec_versions.yaml "
+        "measured against this one's.")}
     for codec in CODECS:
         f[f"compression.{codec}.byte_ns"] = _f(float, {"gzip": 20.0, "snappy": 2.0, "lz4": 1.5, "zstd": 4.0}[codec],
                                                f"CPU per uncompressed byte to compress with {codec}.", 0, 10**6)

@@ -351,6 +351,19 @@ def test_codec_levels_are_measured_through_the_clients_own_streams(tmp_path):
     assert 0.5 < got[("gzip", 1, "random-letters")][1] < 0.75 and got[("gzip", 1, "text")][1] < 0.1
 
 
+def test_an_older_clients_codecs_are_measured_through_its_own_jars(tmp_path):
+    """The same helper runs a 2.2 client's codecs (CompressionType, before KIP-390's Compression) from its own jars,
+    and names the codec libraries that client ships."""
+    from kafkasim.validation import codec_levels, codec_versions
+
+    text = tmp_path / "text.txt"
+    text.write_text("the quick brown fox jumps over the lazy dog; " * 2000)
+    rows = codec_levels.measure(0.05, text, levels={"zstd": [3], "snappy": [0]}, release="2.2.2")
+    got = {(r["codec"], r["payload"]): float(r["ratio"]) for r in rows}
+    assert len(got) == 4 and got[("zstd", "text")] < 0.1 and 0.5 < got[("zstd", "random-letters")] < 0.7
+    assert codec_versions.libraries("2.2.2")["zstd"] == "zstd-jni-1.3.8-1"
+
+
 def test_a_broker_killed_mid_measurement_is_reported_within_seconds(tmp_path):
     """The broker dies during the second of two runs: that run fails within seconds saying so, the first run is
     kept, the measurement stops (no further run waits out its time limit), and nothing is left running."""

@@ -538,6 +538,24 @@ def test_zstd_level_0_is_its_default_and_unmeasured_negative_levels_take_the_nea
     assert factors("zstd", -1000, "text") == factors("zstd", -50, "text")
 
 
+def test_an_older_java_clients_zstd_costs_what_its_zstd_jni_measured_and_its_gzip_the_same():
+    """model/codec_versions.yaml (each client's own jars, `python -m kafkasim.validation.codec_versions`): 2.2's
+    zstd-jni 1.3.8 costs more per byte than 4.3's; every version's gzip runs the JDK's zlib, so its factor is 1. A
+    profile states the version its costs are for: kontur-2020's lz4 is the talk's 2.4 client's."""
+    from kafkasim.model.codec_levels import version_factor
+
+    assert version_factor("zstd", "2.2", "4.3") > 1.3
+    assert all(version_factor("gzip", v, "4.3") == 1.0 for v in ("2.2", "2.8", "3.7", "4.3"))
+    assert version_factor("zstd", "2.2.2", "2.2") == 1.0
+    flat = {**LEVELS, "producer.compression.type": "zstd"}
+    old, new = (cached(scenario({**flat, "client.version": v})) for v in ("2.8", "4.3"))
+    byte_ns = scenario(flat).hardware["compression.zstd.byte_ns"]
+    moved = (old.worker_latency_us - new.worker_latency_us) * 1000
+    assert moved == pytest.approx((version_factor("zstd", "2.8", "4.3") - 1) * byte_ns * RECORD, rel=0.15)
+    kontur = scenario({"hardware.profile": "kontur-2020", "client.version": "2.4", "producer.compression.type": "lz4"})
+    assert kontur.hardware["compression.client_version"] == "2.4"
+
+
 def test_a_cold_senders_batch_code_warms_per_batch_not_per_request():
     """HotSpot compiles a method by its own invocations: a request that carries six batches runs the batch code six
     times, so the cold Sender's extra CPU is about the same whether 60,000 records go in requests of one batch or of

@@ -252,3 +252,11 @@ def test_summary_gives_the_brokers_cpu_a_record_of_each_configuration(tmp_path, 
         store.append(run(repeat, cores))
     assert summary.main([str(store.path)]) == 0
     assert " 0.62–1.25\n" in capsys.readouterr().out
+
+
+def test_codec_versions_refuses_an_unknown_version_in_one_line(capsys):
+    from kafkasim.validation import codec_versions
+
+    assert codec_versions.main(["--versions", "2.2,1.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kafkasim: error: --versions 1.0: allowed " + ", ".join(codec_versions.CLIENT_RELEASES)]

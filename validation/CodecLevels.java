@@ -1,12 +1,12 @@
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.Method;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 
-import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
 /**
@@ -17,7 +17,9 @@ import org.apache.kafka.common.utils.ByteBufferOutputStream;
  * printed per codec, level and payload, after a warm-up that lets the JIT compile the Java half of each codec.
  *
  * Arguments: record size, batch size, seconds per level, text sample file, then codec:level ... (codec: gzip, lz4,
- * zstd). Output: one CSV line per codec, level and payload (random-letters, text).
+ * zstd, snappy). Output: one CSV line per codec, level and payload (random-letters, text). Runs with any Java
+ * client from 2.2 on: the codec streams are found by reflection, through Compression (3.8 on, KIP-390's levels) or
+ * CompressionType (before, each codec at its one level: the level given is ignored).
  */
 public class CodecLevels {
     static final byte MAGIC_V2 = 2;
@@ -31,7 +33,7 @@ public class CodecLevels {
         System.out.println("codec,level,payload,ns_per_byte,ratio");
         for (int i = 4; i < args.length; i++) {
             String[] spec = args[i].split(":");
-            Compression compression = build(spec[0], Integer.parseInt(spec[1]));
+            Wrap compression = build(spec[0], Integer.parseInt(spec[1]));
             for (String payload : new String[] {"random-letters", "text"}) {
                 Records records = new Records(payload, text, recordSize);
                 measure(compression, records, batchSize, seconds / 3, cpu);     // warm-up, discarded
@@ -41,22 +43,43 @@ public class CodecLevels {
         }
     }
 
-    static Compression build(String codec, int level) {
-        switch (codec) {
-            case "gzip": return Compression.gzip().level(level).build();
-            case "lz4": return Compression.lz4().level(level).build();
-            case "zstd": return Compression.zstd().level(level).build();
-            default: throw new IllegalArgumentException("codec " + codec + ": allowed gzip, lz4, zstd");
+    /** The producer's codec stream around a batch's buffer. */
+    interface Wrap {
+        OutputStream around(ByteBufferOutputStream buffer) throws Exception;
+    }
+
+    static Wrap build(String codec, int level) throws Exception {
+        if (!java.util.List.of("gzip", "lz4", "zstd", "snappy").contains(codec)) {
+            throw new IllegalArgumentException("codec " + codec + ": allowed gzip, lz4, zstd, snappy");
+        }
+        try {
+            Class<?> compression = Class.forName("org.apache.kafka.common.compress.Compression");
+            Object builder = compression.getMethod(codec).invoke(null);
+            if (!codec.equals("snappy")) {
+                Method setLevel = builder.getClass().getMethod("level", int.class);
+                setLevel.setAccessible(true);
+                builder = setLevel.invoke(builder, level);
+            }
+            Method build = builder.getClass().getMethod("build");
+            build.setAccessible(true);
+            Object built = build.invoke(builder);
+            Method wrap = compression.getMethod("wrapForOutput", ByteBufferOutputStream.class, byte.class);
+            return buffer -> (OutputStream) wrap.invoke(built, buffer, MAGIC_V2);
+        } catch (ClassNotFoundException before38) {
+            Class<?> type = Class.forName("org.apache.kafka.common.record.CompressionType");
+            Object value = type.getField(codec.toUpperCase()).get(null);
+            Method wrap = type.getMethod("wrapForOutput", ByteBufferOutputStream.class, byte.class);
+            return buffer -> (OutputStream) wrap.invoke(value, buffer, MAGIC_V2);
         }
     }
 
     /** Batches for `seconds` of CPU: {ns of CPU per uncompressed byte, compressed / uncompressed}. */
-    static double[] measure(Compression compression, Records records, int batchSize, double seconds, ThreadMXBean cpu)
+    static double[] measure(Wrap compression, Records records, int batchSize, double seconds, ThreadMXBean cpu)
             throws Exception {
         long start = cpu.getCurrentThreadCpuTime(), used = 0, in = 0, out = 0;
         while (used < seconds * 1e9) {
             ByteBufferOutputStream buffer = new ByteBufferOutputStream(batchSize);
-            OutputStream stream = compression.wrapForOutput(buffer, MAGIC_V2);
+            OutputStream stream = compression.around(buffer);
             for (int written = 0; written < batchSize; written += records.size) {
                 stream.write(records.next());
             }

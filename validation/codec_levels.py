@@ -21,7 +21,7 @@ import yaml
 from kafkasim.model.codec_levels import TABLE
 from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
 from kafkasim.validation import environment
-from kafkasim.validation.kafka_dist import KAFKA_VERSION, compiled, ensure_kafka, java_command
+from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_jars, compiled, ensure_kafka, java_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path(__file__).resolve().parent / "CodecLevels.java"
@@ -31,11 +31,13 @@ DEFAULTS = {codec: FIELDS[key].default for codec, key in LEVEL_KEYS.items()}
 
 
 def measure(seconds: float, text: Path, record_size: int = 1024, batch_size: int = 65536,
-            levels: dict[str, list[int]] = LEVELS) -> list[dict]:
+            levels: dict[str, list[int]] = LEVELS, release: str = KAFKA_VERSION) -> list[dict]:
+    """CSV rows (codec, level, payload, ns_per_byte, ratio) measured through the Java client `release`'s codecs."""
     lib = ensure_kafka()
+    jars = client_jars(lib, release)
     specs = [f"{codec}:{level}" for codec, some in levels.items() for level in some]
     cmd = java_command(lib, SOURCE.stem, [str(record_size), str(batch_size), str(seconds), str(text), *specs],
-                       heap="256m", classes=compiled(lib, SOURCE))
+                       heap="256m", classes=compiled(lib, SOURCE, jars), jars=jars)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return list(csv.DictReader(io.StringIO(out)))
 
