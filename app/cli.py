@@ -38,6 +38,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from kafkasim.calibration.runs import load_observations
     from kafkasim.calibration.snapshot import snapshot_observation
 
+    if args.runs == "scale":
+        return _calibrate_scale(args)
     if args.runs == "host":
         from kafkasim.validation.host_calibration import calibrate_host, write_host_profile
         if args.from_runs:
@@ -71,6 +73,39 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     write_profile(profile_from_fit(result, name, source, [o.config_id for o in observations]), args.output)
     print(f"wrote {args.output}: " + ", ".join(f"{k}={v:.4g} (×/÷ {math.exp(result.sigma_log[k]):.2f})"
                                               for k, v in result.values.items()))
+    return 0
+
+
+def _calibrate_scale(args: argparse.Namespace) -> int:
+    """calibrate scale: a measured profile's CPU costs scaled to a stated host."""
+    from kafkasim.calibration.host_costs import CLIENT_PREFIXES
+    from kafkasim.calibration.profile import write_profile
+    from kafkasim.calibration.scale import scaled
+    from kafkasim.model.scenario_fields import check_value, parse_overrides
+
+    missing = [flag for flag, value in (("--base-profile", args.base_profile), ("--cores", args.cores),
+                                        ("--speed-ratio", args.speed_ratio), ("--benchmark", args.benchmark))
+               if value is None]
+    try:
+        if missing:
+            raise ValueError(f"calibrate scale needs {', '.join(missing)}: the measured profile, the stated host's "
+                             f"cores, its per-core speed ÷ the measured host's, and the benchmark that says so")
+        name = args.name or os.path.basename(args.output).removesuffix(".yaml")
+        profile = scaled(args.base_profile, args.cores, args.speed_ratio, args.benchmark, name)
+        for full, value in parse_overrides(args.set).items():
+            if not full.startswith("hardware."):
+                raise ValueError(f"--set {full}: expected hardware.KEY=VALUE (the stated host's NIC, disk, RTT, ...)")
+            key, value = full.removeprefix("hardware."), check_value(full, value)
+            if key.startswith(CLIENT_PREFIXES):
+                for keys in profile["clients"].values():
+                    keys[key] = value
+            else:
+                profile["hardware"][key] = value
+    except (FileNotFoundError, ValueError) as exc:
+        raise ScenarioError(str(exc)) from None
+    write_profile(profile, args.output)
+    print(f"wrote {args.output}: {len(profile['provenance']['scaled_keys'])} CPU costs ÷ {args.speed_ratio:g}, "
+          f"{args.cores} cores a host")
     return 0
 
 
@@ -139,33 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="prediction band from the profile's fitted uncertainty: DRAWS re-runs (default 8 "
                               "when the profile has a fit, 0 = none)")
     predict.set_defaults(func=cmd_predict)
-    calibrate = sub.add_parser("calibrate", help="measure this host's costs (calibrate host -o PROFILE.yaml), or fit "
-                                                 "a profile's costs to measured runs")
-    calibrate.add_argument("runs", nargs="?", help="'host': measure this host's CPU costs on a private cluster "
-                                                   "(≈ 3 min); or a run store (JSONL) written by kafkasim measure")
-    calibrate.add_argument("--short", action="store_true", help="with host: a tenth of the records (a test)")
-    calibrate.add_argument("--from-runs", metavar="RUNS.jsonl",
-                           help="with host: the profile of runs it stored before (the regression only)")
-    calibrate.add_argument("--snapshot", help="instead of runs: a perf-test --print-metrics dump or a YAML of "
-                                              "figures (request-latency-avg: 9.8, ...)")
-    calibrate.add_argument("--scenario", help="with --snapshot: the scenario the figures were measured in")
-    calibrate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                           help="with --snapshot: override a scenario field")
-    calibrate.add_argument("-o", "--output", required=True, help="profile YAML to write")
-    calibrate.add_argument("--client", default="java", choices=("java", "kafka-python"))
-    calibrate.add_argument("--role", default="calibration",
-                           help="use runs with this role (calibration, held-out, or all)")
-    calibrate.add_argument("--select", help="only configurations whose id contains this text")
-    calibrate.add_argument("--base-profile", help="profile to start from (default: local-2core, or with "
-                                                  "--snapshot the scenario's own)")
-    calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
-    calibrate.add_argument("--name", help="profile name (default: the output file's name)")
-    calibrate.add_argument("--max-records", type=int,
-                          help="simulate each run with as many records as it measured, up to this many "
-                               "(default 1,000,000)")
-    calibrate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
-    calibrate.add_argument("--max-evaluations", type=int, default=60)
-    calibrate.set_defaults(func=cmd_calibrate)
+    _calibrate_parser(sub)
     validate = sub.add_parser("validate", help="fit on calibration runs, predict held-out runs, write a report")
     validate.add_argument("runs", nargs="?", default="validation/data/local-quiet.jsonl",
                           help="run store (JSONL; default: the reference data set)")
@@ -199,6 +208,45 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce_command(sub)
     add_perf_test_command(sub)
     return parser
+
+
+def _calibrate_parser(sub) -> None:
+    """calibrate: host, scale, or a fit to runs or a snapshot."""
+    calibrate = sub.add_parser("calibrate", help="measure this host's costs (calibrate host -o PROFILE.yaml), or fit "
+                                                 "a profile's costs to measured runs")
+    calibrate.add_argument("runs", nargs="?", help="'host': measure this host's CPU costs on a private cluster "
+                                                   "(≈ 3 min); 'scale': derive a server's profile from a measured "
+                                                   "one (--base-profile, --cores, --speed-ratio, --benchmark); or a "
+                                                   "run store (JSONL) written by kafkasim measure")
+    calibrate.add_argument("--cores", type=int, help="with scale: the stated host's cores")
+    calibrate.add_argument("--speed-ratio", type=float,
+                           help="with scale: the stated host's per-core speed ÷ the measured host's")
+    calibrate.add_argument("--benchmark", help="with scale: the CPU benchmark the speed ratio comes from (e.g. "
+                                               "'Geekbench 6 single-core 2950 vs 1640')")
+    calibrate.add_argument("--short", action="store_true", help="with host: a tenth of the records (a test)")
+    calibrate.add_argument("--from-runs", metavar="RUNS.jsonl",
+                           help="with host: the profile of runs it stored before (the regression only)")
+    calibrate.add_argument("--snapshot", help="instead of runs: a perf-test --print-metrics dump or a YAML of "
+                                              "figures (request-latency-avg: 9.8, ...)")
+    calibrate.add_argument("--scenario", help="with --snapshot: the scenario the figures were measured in")
+    calibrate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                           help="with --snapshot: override a scenario field; with scale: a hardware.KEY of the "
+                                "stated host (nic_mbit, rtt_ms, disk_mb_s, ...)")
+    calibrate.add_argument("-o", "--output", required=True, help="profile YAML to write")
+    calibrate.add_argument("--client", default="java", choices=("java", "kafka-python"))
+    calibrate.add_argument("--role", default="calibration",
+                           help="use runs with this role (calibration, held-out, or all)")
+    calibrate.add_argument("--select", help="only configurations whose id contains this text")
+    calibrate.add_argument("--base-profile", help="profile to start from (default: local-2core, or with "
+                                                  "--snapshot the scenario's own)")
+    calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
+    calibrate.add_argument("--name", help="profile name (default: the output file's name)")
+    calibrate.add_argument("--max-records", type=int,
+                          help="simulate each run with as many records as it measured, up to this many "
+                               "(default 1,000,000)")
+    calibrate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
+    calibrate.add_argument("--max-evaluations", type=int, default=60)
+    calibrate.set_defaults(func=cmd_calibrate)
 
 
 def main(argv: list[str] | None = None) -> int:
