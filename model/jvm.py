@@ -26,7 +26,8 @@ record plus ≈ 1.7 us a second for each record held, 0.004-0.19 cores on runs o
 Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
 records (worker) or the Sender's requests, batches and callbacks, each counted on its own: 1 + (cold − 1)·exp(−n /
 jvm.warm_invocations). Native work (the codecs'
-JNI code, the kernel's socket writes) is not slowed. The compilers are two passing threads that spend
+JNI code, the kernel's socket writes) and the worker's bulk copies of a value's bytes (intrinsics) are not slowed:
+the cold factor is measured on the Sender's per-request, batch and record paths. The compilers are two passing threads that spend
 jvm.jit_cpu_ms between them, each busy half the time.
 """
 from __future__ import annotations

@@ -98,23 +98,21 @@ class WorkerThread:
         self.mean_size = (accumulator.fixed_size if accumulator.fixed_size is not None
                           else float(records.size[first_id:first_id + count].mean()) if count else 1.0)
         self.reservation: tuple[ProducerBatch, int] | None = None
-        # Each send()'s CPU. With records all of one size that is one figure, and a chunk's cost depends on its
-        # length only (summed once per length); else an array by record.
-        fixed = accumulator.fixed_size is not None
-        values = records.value_size[first_id:first_id + (1 if fixed else count)]
-        self.cost = values * costs.byte
-        self.cost += costs.record + costs.app
+        # Each send()'s CPU: its Java code's, the same for every record, and its bulk copies of the value's bytes
+        # (intrinsics, never slowed by a cold JIT): one figure where records are all of one size, else an array.
+        self.fixed = accumulator.fixed_size is not None
+        values = records.value_size[first_id:first_id + (1 if self.fixed else count)]
+        self.copies = values * costs.byte
+        self.per_record = costs.record + costs.app
         if partition_locks is None:   # one thread: the locks are uncontended and cost their hold time only
-            self.cost += costs.lock
-            self.cost += costs.metadata_lock
+            self.per_record += costs.lock + costs.metadata_lock
         self.owed_compression = 0     # bytes of batches this thread closed, compressed in its next chunk
         self.owed_batches = 0         # batches this thread started, paid for in its next chunk
         self.prepaid = None           # the batch whose close the last chunk paid for
-        self.cost_of_length: dict[int, float] | None = {} if fixed else None
         self.gil_held = False         # this thread holds the GIL between chunks (kafka-python)
         if gil is not None:           # the GIL changes hands only between chunks: keep them short of the interval
-            mean = np.full(count, self.cost[0]).mean() if fixed and count else self.cost.mean()
-            self.max_chunk = max(1, min(self.max_chunk, int(GIL_CHECK / max(float(mean), 1e-9))))
+            mean = self.per_record + (float(self.copies.mean()) if len(self.copies) else 0.0)
+            self.max_chunk = max(1, min(self.max_chunk, int(GIL_CHECK / max(mean, 1e-9))))
         self.process = env.process(self.run())
 
     def run(self) -> Generator:
@@ -270,20 +268,17 @@ class WorkerThread:
         self.switched = True          # the record after it goes to the new partition without aborting again
 
     def _chunk_cost(self, parts, i: int, k: int, closing: ProducerBatch | None, groups=None) -> float:
-        """The chunk's CPU: its records' costs and those of the batches the thread started since its last chunk,
-        slowed while the JIT is cold, and its compression (`groups`: the chunk's partition_groups, if the caller has
-        them)."""
-        if self.cost_of_length is None:
-            cost = float(np.add.reduce(self.cost[i:i + k]))    # (ndarray.sum without its Python wrapper)
-        else:
-            cost = self.cost_of_length.get(k)
-            if cost is None:
-                cost = self.cost_of_length[k] = float(np.add.reduce(np.full(k, self.cost[0])))
+        """The chunk's CPU: its records' Java code and that of the batches the thread started since its last
+        chunk, slowed while the JIT is cold; their bulk copies; and its compression (`groups`: the chunk's
+        partition_groups, if the caller has them)."""
+        cost = k * self.per_record
         if self.owed_batches:
             cost += self.owed_batches * self.costs.batch
             self.owed_batches = 0
         if self.jvm is not None:
             cost *= self.jvm.factor("worker", k)
+        # (ndarray.sum without its Python wrapper)
+        cost += k * float(self.copies[0]) if self.fixed else float(np.add.reduce(self.copies[i:i + k]))
         if self.costs.compress_byte:
             # Compression runs native code (zlib, lz4, zstd, snappy through JNI): the JIT does not speed it up.
             groups = partition_groups(parts) if groups is None else groups
