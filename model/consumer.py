@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
-from kafkasim.model.host import Host, transfer
+from kafkasim.model.host import ClientHosts, ClientMachine, transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
 from kafkasim.model.replication import FETCH_PARTITION_BYTES, FETCH_REQUEST_BYTES, FetchedBatch
@@ -67,9 +67,9 @@ class KafkaConsumer:
     (auto.offset.reset=earliest) or from its end once the group has joined (latest), until the producers are done
     (`producing` has fired) and it has read every batch."""
 
-    def __init__(self, env: simpy.Environment, name: str, group: int, partitions: list[int], cluster, host: Host,
-                 costs: ConsumerCosts, settings, one_way: float, join: float, producing: simpy.Event,
-                 connection: int = 0):
+    def __init__(self, env: simpy.Environment, name: str, group: int, partitions: list[int], cluster,
+                 machine: ClientMachine, costs: ConsumerCosts, settings, one_way: float, join: float,
+                 producing: simpy.Event, connection: int = 0):
         self.env = env
         self.name = name
         self.group = group
@@ -77,7 +77,8 @@ class KafkaConsumer:
         self.log = cluster.replication.parts        # each partition's log: batch sizes, records, high watermark
         self.position = {p: 0 for p in partitions}  # the next batch index to fetch, per partition
         self.cluster = cluster
-        self.host = host
+        self.machine = machine
+        self.host = machine.host
         self.costs = costs
         self.settings = settings
         self.one_way = one_way
@@ -183,12 +184,13 @@ class KafkaConsumer:
         sent = env.now
         broker = self.cluster.brokers[node]
         size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
-        yield env.timeout(self.one_way + max(0.0, transfer([self.cluster.nic_in[node]], env.now, size) - env.now))
+        out = [self.machine.nic_out, self.cluster.nic_in[node]]
+        yield env.timeout(self.one_way + max(0.0, transfer(out, env.now, size) - env.now))
         got = yield from broker.fetch(self.connection, partitions, self.position, self.settings,
                                       len(self.leaders[node]))
         # the response leaves through the broker's NIC (zero-copy) and crosses to the client
         nbytes = sum(b.size for b in got)
-        end = transfer([self.cluster.nic_out[node]], env.now, nbytes + size)
+        end = transfer([self.cluster.nic_out[node], self.machine.nic_in], env.now, nbytes + size)
         yield env.timeout(end - env.now + self.one_way + broker.extra_latency)
         for b in got:
             self.position[b.partition] += 1
@@ -220,10 +222,10 @@ def prefill(s, replication) -> None:
             replication.prefill(p, 1, BATCH_HEADER_BYTES + int(rest * size * ratio), rest)
 
 
-def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None,
+def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
                     producing: simpy.Event) -> list[KafkaConsumer]:
-    """Every group's instances, each with its share of the partitions, on a client host of its own (or the shared
-    one), in a JVM of its own whose compilers take that host's cores as a producer's do."""
+    """Every group's instances, each with its share of the partitions, on the client host `clients` gives it, in a
+    JVM of its own whose compilers take that host's cores as a producer's do."""
     c, hw = s.consumers, s.hardware
     codec = s.producer.compression_type
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
@@ -239,11 +241,11 @@ def consumer_groups(env: simpy.Environment, s, cluster, shared_host: Host | None
     for g in range(c.groups):
         for i, partitions in enumerate(assign(s.topic.partitions, c.instances, s.consumer.partition_assignment_strategy)):
             name = f"consumer-{g}-{i}"
-            host = shared_host or Host(env, name, hw["client_cores"])
+            machine = clients.next(name)
             if s.client.library == "java" and hw["jvm.jit_cpu_ms"] > 0:
-                Jvm(env, host, hw.seconds("jvm.jit_cpu_ms"), 1.0, hw["jvm.warm_invocations"])
+                Jvm(env, machine.host, hw.seconds("jvm.jit_cpu_ms"), 1.0, hw["jvm.warm_invocations"])
             for b in {cluster.leaders[p] for p in partitions}:
                 cluster.nic_out[b].users += 1      # its responses share the broker's NIC out
-            out.append(KafkaConsumer(env, name, g, partitions, cluster, host, costs, s.consumer, one_way, join,
+            out.append(KafkaConsumer(env, name, g, partitions, cluster, machine, costs, s.consumer, one_way, join,
                                      producing, s.producers + len(out)))
     return out

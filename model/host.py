@@ -292,3 +292,37 @@ def transfer(pipes: list[Pipe] | tuple[Pipe, ...], now: float, size: int) -> flo
         if finish > end:
             end = finish
     return end
+
+
+class ClientMachine:
+    """A client process's host and its NIC, each way."""
+
+    __slots__ = ("host", "nic_out", "nic_in")
+
+    def __init__(self, host: Host, nic_out: Pipe, nic_in: Pipe):
+        self.host, self.nic_out, self.nic_in = host, nic_out, nic_in
+
+
+class ClientHosts:
+    """Where the client processes run, in the order they ask (next): each on a host of its own, on the host shared
+    with the brokers (co-located), or on `count` client hosts taken in turn, whose cores and NIC their processes
+    share (cluster.client_hosts)."""
+
+    def __init__(self, env: simpy.Environment, count: int, cores: int, background: float, nic_bytes_per_second: float,
+                 shared: Host | None):
+        self.env, self.count, self.cores, self.background = env, count, cores, background
+        self.rate, self.shared = nic_bytes_per_second, shared
+        self.machines: list[ClientMachine] = []
+        self.asked = 0
+
+    def next(self, name: str) -> ClientMachine:
+        k, self.asked = self.asked, self.asked + 1
+        if self.count and len(self.machines) == self.count:
+            return self.machines[k % self.count]
+        if self.count:
+            name = f"client-host-{k}"
+        host = self.shared or add_background(Host(self.env, name, self.cores), self.background)
+        machine = ClientMachine(host, Pipe(f"{name} NIC out", self.rate), Pipe(f"{name} NIC in", self.rate))
+        if self.count:
+            self.machines.append(machine)
+        return machine

@@ -9,7 +9,7 @@ import simpy
 from kafkasim.model import clients, codec_levels
 from kafkasim.model.accumulator import RecordAccumulator
 from kafkasim.model.buffer_pool import BufferPool
-from kafkasim.model.host import ContendedLock, Host, Pipe, Slots, add_background
+from kafkasim.model.host import ClientMachine, ContendedLock, Pipe, Slots
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import PerRecordPartitioner, make_partitioner
@@ -50,12 +50,12 @@ class KafkaProducer:
     """Producer instance `index` of the scenario: it sends records index × workload.records … onwards."""
 
     def __init__(self, env: simpy.Environment, s: Scenario, index: int, records: Records, cluster,
-                 shared_host: Host | None, rng, link_cap: list[Pipe] | None):
+                 machine: ClientMachine, rng, link_cap: list[Pipe] | None):
         hw, p = s.hardware, s.producer
         library = s.client.library
         self.index = index
-        self.host = shared_host or add_background(Host(env, f"client-{index}", hw["client_cores"]),
-                                                  hw["background_cores"])
+        self.machine = machine
+        self.host = machine.host
         self.gil = Slots(env, 1) if library == "kafka-python" else None   # one GIL per process
         pool = BufferPool(env, p.buffer_memory, p.max_block_ms / 1000.0)
         codec = p.compression_type
@@ -87,8 +87,7 @@ class KafkaProducer:
         # Linux doubles SO_SNDBUF for its bookkeeping; -1 leaves it to autotuning (up to ≈ 4 MiB).
         send_buffer = 2 * p.send_buffer_bytes if p.send_buffer_bytes > 0 else 4 << 20
         connect = hw.seconds("sender.connect_ms") + 4 * one_way if hw["sender.connect_ms"] > 0 else 0.0
-        nic_out = Pipe(f"client-{k} NIC out", hw["nic_mbit"] * MBIT)
-        nic_in = Pipe(f"client-{k} NIC in", hw["nic_mbit"] * MBIT)
+        nic_out, nic_in = self.machine.nic_out, self.machine.nic_in
         for b, broker in enumerate(cluster.brokers):
             if b in cluster.offline:
                 continue

@@ -363,8 +363,8 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "sender thread": sum(sender.busy_seconds for sender in senders) / (elapsed * max(1, len(producers))),
     }
     pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]
-    if pipes:
-        busiest = max(pipes, key=lambda p: p.busy_seconds)
+    busiest = max(pipes, key=lambda p: p.busy_seconds) if pipes else None
+    if busiest:
         util["network"] = busiest.busy_seconds / elapsed
     for b in cluster.brokers:
         for k, v in b.utilisation(elapsed).items():
@@ -404,7 +404,8 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
             f"send() waits for buffer.memory ({s.producer.buffer_memory} B) "
             f"{metrics['bufferpool-wait-ratio']:.0%} of the time"),
         "sender thread": f"the Sender thread is busy {util['sender thread']:.0%} of the time",
-        "network": f"the busiest link is busy {util.get('network', 0):.0%} of the time",
+        "network": f"the busiest link ({busiest.name if busiest else 'none'}) is busy "
+                   f"{util.get('network', 0):.0%} of the time",
         "broker io-threads": "the brokers' request handler threads are saturated",
         "broker network-threads": "the brokers' network processor threads are saturated",
         "broker disk": "the brokers' disks cannot keep up with the page cache",

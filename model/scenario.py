@@ -98,6 +98,7 @@ class ClusterConfig:
     offline_brokers: int
     background_partitions: int
     background_bytes: int
+    client_hosts: int
     broker: BrokerConfig
 
 
@@ -312,7 +313,8 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
         topic=section(TopicConfig, "topic", {"min_insync_replicas": "min.insync.replicas",
                                        "replication_factor": "replication.factor"}),
         cluster=ClusterConfig(v["cluster.brokers"], v["cluster.offline_brokers"], v["cluster.background_partitions"],
-                              v["cluster.background_bytes"], section(BrokerConfig, "cluster.broker")),
+                              v["cluster.background_bytes"], v["cluster.client_hosts"],
+                              section(BrokerConfig, "cluster.broker")),
         network=NetworkConfig(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         consumers=ConsumersConfig(v["consumers.groups"], v["consumers.instances"], v["consumers.prefilled_records"],
@@ -337,6 +339,9 @@ def _cross_check(s: Scenario) -> None:
         (not p.enable_idempotence or p.max_in_flight <= 5,
          f"producer.enable.idempotence=true needs max.in.flight.requests.per.connection ≤ 5, "
          f"not {p.max_in_flight}"),
+        (s.cluster.client_hosts == 0 or s.hardware["colocated_cores"] == 0,
+         f"cluster.client_hosts={s.cluster.client_hosts} needs clients apart from the brokers, not "
+         f"hardware.colocated_cores={s.hardware['colocated_cores']} (every process on one host)"),
         (s.producers > 0 or s.consumers.groups > 0,
          "producers=0 needs consumers.groups > 0: a run with neither does nothing"),
         (s.producers > 0 or s.consumers.prefilled_records > 0,

@@ -105,6 +105,10 @@ FIELDS: dict[str, Field] = {
                                       "produce request a second.", 0, 10**9),
     "cluster.background_partitions": Field(int, 0, "Other partitions per broker, each with a light load, that "
                                            "cost the broker per-partition overhead.", 0, 10**6),
+    "cluster.client_hosts": Field(int, 0, "Client hosts the producers and consumer instances run on, spread "
+                                  "over them in turn: each host has hardware.client_cores cores and one NIC "
+                                  "(hardware.nic_mbit each way) its processes share. 0: each on a host of its "
+                                  "own.", 0, 10**4),
     "cluster.broker.num.network.threads": Field(int, 3, "Broker network processor threads.", 1, 256),
     "cluster.broker.num.io.threads": Field(int, 8, "Broker request handler threads.", 1, 256),
     "cluster.broker.queued.max.requests": Field(int, 500, "Requests queued before network threads stop "

@@ -18,7 +18,7 @@ import simpy
 from kafkasim.model.accumulator import record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.consumer import consumer_groups, prefill
-from kafkasim.model.host import Host, Pipe, add_background
+from kafkasim.model.host import ClientHosts, Host, Pipe, add_background
 from kafkasim.model.page_cache import PageCache
 from kafkasim.model.producer import MBIT, KafkaProducer
 from kafkasim.model.records import Records
@@ -169,14 +169,16 @@ class Simulation:
         self.cluster = Cluster(env, s, self.shared, rng())
         link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
                     Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
-        self.producers = [KafkaProducer(env, s, k, records, self.cluster, self.shared, rng, link_cap)
+        clients = ClientHosts(env, s.cluster.client_hosts, hw["client_cores"], hw["background_cores"],
+                              hw["nic_mbit"] * MBIT, self.shared)
+        self.producers = [KafkaProducer(env, s, k, records, self.cluster, clients.next(f"client-{k}"), rng, link_cap)
                           for k in range(s.producers)]
         stop_workers = env.all_of([wk.process for producer in self.producers for wk in producer.workers])
         self.producers_done = env.all_of([stop_workers, records.done]) if total else stop_workers
         # (a plain event for the consumers to wait on: a condition nested in another is disarmed when that fires)
         producing = env.event()
         self.producers_done.callbacks.append(lambda _: producing.succeed())
-        self.consumers = consumer_groups(env, s, self.cluster, self.shared, producing)
+        self.consumers = consumer_groups(env, s, self.cluster, clients, producing)
         if progress is not None:
             env.process(_progress(env, records, total, s.max_sim_seconds, progress, self.wall))
 
