@@ -183,16 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--client", default="java", choices=("java", "kafka-python"))
     validate.add_argument("--base-profile", default="local-2core",
                           help="profile to start the fit from (with --no-fit: the profile checked)")
-    validate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
     validate.add_argument("--no-fit", action="store_true",
                           help="check --base-profile as it is on every run (your cluster's runs, another machine's)")
     validate.add_argument("--out-dir", default="validation/reports", help="where the report and plots go")
     validate.add_argument("--profile", help="where to write the fitted profile (default: beside the report)")
-    validate.add_argument("--max-records", type=int,
-                          help="simulate each run with as many records as it measured, up to this many "
-                               "(default 1,000,000)")
-    validate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
-    validate.add_argument("--max-evaluations", type=int, default=60)
+    _fit_arguments(validate)
     validate.add_argument("--remeasured", metavar="RUNS",
                           help="run store of the same configurations measured in another session: the report "
                                "gives the difference between sessions and the model's error against it")
@@ -208,6 +203,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce_command(sub)
     add_perf_test_command(sub)
     return parser
+
+
+def _fit_arguments(parser) -> None:
+    """What a fit to runs takes: the parameters, how long each run is simulated, and its budget."""
+    parser.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
+    parser.add_argument("--max-records", type=int,
+                        help="simulate each run with as many records as it measured, up to this many "
+                             "(default 1,000,000)")
+    parser.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
+    parser.add_argument("--max-evaluations", type=int, default=60)
 
 
 def _calibrate_parser(sub) -> None:
@@ -239,13 +244,8 @@ def _calibrate_parser(sub) -> None:
     calibrate.add_argument("--select", help="only configurations whose id contains this text")
     calibrate.add_argument("--base-profile", help="profile to start from (default: local-2core, or with "
                                                   "--snapshot the scenario's own)")
-    calibrate.add_argument("--parameters", help="comma-separated hardware keys to fit (default: per client)")
     calibrate.add_argument("--name", help="profile name (default: the output file's name)")
-    calibrate.add_argument("--max-records", type=int,
-                          help="simulate each run with as many records as it measured, up to this many "
-                               "(default 1,000,000)")
-    calibrate.add_argument("--jobs", type=int, help="simulations run side by side (default: one per core)")
-    calibrate.add_argument("--max-evaluations", type=int, default=60)
+    _fit_arguments(calibrate)
     calibrate.set_defaults(func=cmd_calibrate)
 
 
