@@ -176,8 +176,9 @@ def measured_errors(profile: str, library: str) -> dict[str, float]:
 
 
 def fit(observations: list[Observation], base_profile: str, parameters: list[str] | None = None,
-        max_records: int | None = None, max_evaluations: int = 60, progress=sys.stderr,
+        max_records: int | None = None, max_evaluations: int = 60, progress=None,
         jobs: int | None = None) -> Fit:
+    progress = progress or sys.stderr       # (looked up now: a stream bound at import may be closed since)
     if not observations:
         raise ValueError("no runs to fit: check the run store and --select")
     library = observations[0].library

@@ -55,11 +55,12 @@ def role_of(obs: Observation, roles: dict[tuple[str, str], str]) -> str:
 
 
 def predict_all(observations: list[Observation], profile: str, max_records: int | None,
-                progress: TextIO | Callable[[int, int, Observation], None] = sys.stderr,
+                progress: TextIO | Callable[[int, int, Observation], None] | None = None,
                 jobs: int | None = None) -> list[dict]:
     """The model's figures for each configuration, `jobs` at a time. `progress` is a text stream (a line per
-    configuration) or a callable(done, total, observation) called before each lot of predictions."""
-    step = progress if callable(progress) else partial(_print_step, progress)
+    configuration; standard error by default) or a callable(done, total, observation) called before each lot of
+    predictions."""
+    step = progress if callable(progress) else partial(_print_step, progress or sys.stderr)
     jobs = job_count(jobs)
     out = []
     with simulator(jobs) as run:
@@ -325,7 +326,7 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
 
 
 def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_dir: str | Path,
-             profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=sys.stderr,
+             profile_out: str | Path | None, max_records: int | None, max_evaluations: int, progress=None,
              jobs: int | None = None, remeasured_runs: str | None = None, fit_first: bool = True,
              parameters: list[str] | None = None) -> dict:
     """Fit `base_profile` on the calibration runs and check it on the held-out ones; or, without `fit_first`,
