@@ -40,6 +40,11 @@ HARDWARE_FIELDS: dict[str, Field] = {
                          "disk.", 0.001, 10**5),
     "dirty_ratio": _f(float, 20.0, "vm.dirty_ratio: the % of the page cache that may hold written data not yet "
                       "on disk before appends wait for the disk.", 0.1, 100),
+    "dirty_background_ratio": _f(float, 10.0, "vm.dirty_background_ratio: the % of the page cache dirty pages "
+                                 "reach before the kernel starts writing them back (the disk idles until then).",
+                                 0, 100),
+    "dirty_expire_s": _f(float, 30.0, "vm.dirty_expire_centisecs ÷ 100: how old a dirty page may get before "
+                         "writeback starts anyway, seconds.", 0, 10**6),
     "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
                            "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
                            "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
@@ -170,7 +175,8 @@ def _codec_fields() -> dict[str, Field]:
 HARDWARE_FIELDS.update(_codec_fields())
 
 # What one broker may have of its own: hardware.brokers.<id>.<key> overrides <key> for broker <id>.
-PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "page_cache_gib", "dirty_ratio", "extra_latency_ms") + tuple(
+PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "page_cache_gib", "dirty_ratio", "dirty_background_ratio",
+              "dirty_expire_s", "extra_latency_ms") + tuple(
     k for k in HARDWARE_FIELDS if k.startswith("broker."))
 
 

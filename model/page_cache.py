@@ -1,7 +1,11 @@
 """A broker's page cache (docs/kafka-internals.md §10).
 
-Appends land in memory and are written back to the disk in order; once the data not yet written back reaches
-vm.dirty_ratio of the cache, appends wait for the disk. A fetch of data the cache no longer holds (a consumer that
+Appends land in memory as dirty pages. The kernel starts writing them back, in order, once they reach
+vm.dirty_background_ratio of the cache or the oldest is vm.dirty_expire_centisecs old, and from then on keeps the
+disk busy; once the data not yet written back reaches vm.dirty_ratio, appends wait for the disk. So a run writing
+faster than the disk runs at its own rate for (background + (limit − background) ÷ (1 − disk ÷ write rate)) ÷ write
+rate before the disk sets the pace. Simplified: writeback, once started, does not stop again below the background
+threshold, and the kernel's gradual throttling between the two thresholds is a hard limit at the upper one. A fetch of data the cache no longer holds (a consumer that
 lags by more than the cache) reads it from the disk: inside sendfile, on the network thread that sends the
 response. The I/O scheduler lets reads go ahead of writeback, which they push back by their own time.
 """
@@ -11,10 +15,16 @@ from kafkasim.model.host import Pipe
 
 
 class PageCache:
-    def __init__(self, disk: Pipe, size_bytes: float, dirty_ratio: float, logs: int):
+    def __init__(self, disk: Pipe, size_bytes: float, dirty_ratio: float, logs: int,
+                 background_ratio: float = 0.0, expire: float = 0.0):
         self.disk = disk
         self.size = size_bytes
         self.dirty_limit = size_bytes * dirty_ratio / 100.0
+        self.background_limit = size_bytes * min(background_ratio, dirty_ratio) / 100.0
+        self.expire = expire
+        self.pending = 0                  # dirty bytes writeback has not started on
+        self.pending_since = None         # when the oldest of them was written
+        self.flushing = False             # writeback has started
         self.logs = max(1, logs)          # the replicas it holds: each log gets an even share of the cache
         self.reads_free_at = 0.0
         self.read_bytes = 0
@@ -23,6 +33,12 @@ class PageCache:
     def write(self, now: float, nbytes: int) -> float:
         """`nbytes` appended at `now`; returns how long the append must wait for the disk (> 0 once the dirty
         data reaches its limit)."""
+        if not self.flushing:
+            self.pending += nbytes
+            self.pending_since = now if self.pending_since is None else self.pending_since
+            if self.pending < self.background_limit and now - self.pending_since < self.expire:
+                return 0.0
+            self.flushing, nbytes = True, self.pending
         self.disk.reserve(now, nbytes)
         return self.disk.free_at - now - self.dirty_limit / self.disk.rate
 

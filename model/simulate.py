@@ -92,7 +92,7 @@ class Cluster:
                 env, b, self.hosts[b], costs, s.cluster.broker.num_network_threads,
                 s.cluster.broker.num_io_threads, 0 if b in self.offline else s.producers + consumer_connections,
                 PageCache(Pipe(f"broker-{b} disk", hw[b]["disk_mb_s"] * 1e6), hw[b]["page_cache_gib"] * 2**30,
-                          hw[b]["dirty_ratio"], hosted[b]),
+                          hw[b]["dirty_ratio"], hosted[b], hw[b]["dirty_background_ratio"], hw[b]["dirty_expire_s"]),
                 self.replication, np.random.default_rng(rng.integers(2**63)),
                 (bg_io, (hosted[b] + bg) * hw[b].seconds("broker.partition_us"))
                 if (bg or hw[b]["broker.partition_us"]) and b not in self.offline else None,
