@@ -202,7 +202,7 @@ class RecordAccumulator:
     def room(self, batch: ProducerBatch, n: int, record_sizes: np.ndarray | None) -> int:
         """How many of n records fit in the batch (the first record into an empty batch always fits).
         record_sizes None means all records are `fixed_size` bytes."""
-        factor = self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
+        factor = self._estimate()
         held = batch.bytes + batch.reserved
         # Record k fits if header + (bytes + sizes[:k]) × factor + sizes[k] ≤ batch.size.
         if record_sizes is None:
@@ -218,8 +218,11 @@ class RecordAccumulator:
 
     def batch_records(self, record_bytes: float) -> int:
         """How many records of `record_bytes` an empty batch takes at the current compression estimate."""
-        factor = self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
-        return max(1, int((self.batch_size - BATCH_HEADER_BYTES) // (record_bytes * factor)))
+        return max(1, int((self.batch_size - BATCH_HEADER_BYTES) // (record_bytes * self._estimate())))
+
+    def _estimate(self) -> float:
+        """Compressed ÷ uncompressed size as MemoryRecordsBuilder estimates it (1 uncompressed)."""
+        return self.estimator.estimate * ESTIMATION_FACTOR if self.codec != "none" else 1.0
 
     def new_batch(self, partition: int, allocated: int) -> ProducerBatch:
         batch = ProducerBatch(partition, allocated)
@@ -369,8 +372,9 @@ class RecordAccumulator:
     def close(self, batch: ProducerBatch, now: float) -> int:
         """Drain-time close: records not yet appended move to a batch of their own at the head of the deque (ahead
         of any newer batch, keeping the partition's order), or, where the partitioner moves on at a new batch, to
-        the partition it moves to, behind its full batches and ahead of its open one; the batch is compressed. Returns the bytes the Sender compresses
-        closing it: none if a Java worker found it full and closed it already."""
+        the partition it moves to, behind its full batches and ahead of its open one; the batch is compressed.
+        Returns the bytes the Sender compresses closing it: none if a Java worker found it full and closed it
+        already."""
         full_at = batch.full_at
         closed_by_worker = self.streams and full_at <= now
         tail = batch.split_after(now, self.sizes)

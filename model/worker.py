@@ -231,8 +231,7 @@ class WorkerThread:
     def _reserve(self, p: int, i: int, k: int) -> None:
         """Hold room in partition p's open batch for the chunk's k records until they are appended."""
         batch = self.acc.open_batch(p)
-        nbytes = (self.acc.fixed_size * k if self.acc.fixed_size is not None
-                  else int(np.add.reduce(self.records.size[self.first_id + i:self.first_id + i + k])))
+        nbytes = self._bytes(self.first_id + i, k)
         batch.reserved += nbytes
         self.reservation = (batch, nbytes)
 
@@ -389,19 +388,21 @@ class WorkerThread:
                                                                                 int(sizes[ids[a:b]].sum())),
                             lambda j, times=times: float(times[j]), self)
 
+    def _bytes(self, lo: int, k: int) -> int:
+        """Bytes of records lo … lo+k−1 in their batch."""
+        fixed_size = self.acc.fixed_size
+        return fixed_size * k if fixed_size is not None else int(np.add.reduce(self.records.size[lo:lo + k]))
+
     def _append_range(self, p: int, lo: int, k: int, first: float, spacing: float, locked: bool) -> None:
         """Records lo … lo+k−1 into partition p's open batch, as one segment where the plan made room for them."""
-        sizes, fixed_size = self.records.size, self.acc.fixed_size
-        fixed = fixed_size is not None
         if not locked:     # the plan (fit) made room for all k records: one segment, no append loop
             batch = self.acc.open_or_new(p, self)
-            if batch.add_range(lo, k, first, spacing,
-                               fixed_size * k if fixed else int(np.add.reduce(sizes[lo:lo + k]))):
+            if batch.add_range(lo, k, first, spacing, self._bytes(lo, k)):
                 self.lingering(batch)
             return
+        sizes, fixed = self.records.size, self.acc.fixed_size is not None
         self.acc.append(p, k, locked,
                         lambda a, b: None if fixed else sizes[lo + a:lo + b],
                         lambda batch, a, b: batch.add_range(lo + a, b - a, first + a * spacing, spacing,
-                                                            fixed_size * (b - a) if fixed
-                                                            else int(np.add.reduce(sizes[lo + a:lo + b]))),
+                                                            self._bytes(lo + a, b - a)),
                         lambda j: first + j * spacing, self)

@@ -69,7 +69,7 @@ def table(versions: list[str], seconds: float, text: Path, progress=print) -> di
     for n, version in enumerate(versions, 1):
         release = client_release(version)
         rows = measure(seconds, text, levels=CODECS, release=release)
-        codecs: dict[str, dict] = {codec: {"library": library} for codec, library in libraries(release).items()}
+        codecs: dict[str, dict] = {codec: {} for codec in CODECS}
         for row in rows:
             codecs[row["codec"]][row["payload"]] = [float(row["ns_per_byte"]), float(row["ratio"])]
         out["versions"][version] = {"release": release, **codecs}
@@ -85,8 +85,7 @@ def with_factors(out: dict) -> dict:
         for codec, library in libraries(entry["release"]).items():
             entry[codec] = {"library": library, **{k: v for k, v in entry[codec].items() if k != "library"}}
     if current in out["versions"]:
-        noise, out["factors"] = factors({v: {c: e[c] for c in CODECS} for v, e in out["versions"].items()},
-                                        current)
+        noise, out["factors"] = factors(out["versions"], current)
         out["noise"] = round(noise, 3)
     return out
 
