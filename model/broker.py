@@ -49,9 +49,10 @@ class Broker:
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
                  network_threads: int, io_threads: int, connections: int, page_cache: PageCache, replication,
                  rng: np.random.Generator | None = None, background: tuple[float, float] | None = None,
-                 horizon: float = np.inf, extra_latency: float = 0.0):
+                 horizon: float = np.inf, extra_latency: float = 0.0, response_delay: float = 0.0):
         self.env = env
         self.extra_latency = extra_latency    # added to everything it sends (hardware extra_latency_ms)
+        self.response_delay = response_delay  # each produce response held, its connection muted (response_delay_ms)
         self.id = broker_id
         self.host = host
         self.costs = costs
@@ -96,7 +97,8 @@ class Broker:
             if processor is None and self.io_threads is None and self.log_locks is None:
                 # Nothing to wait for: read, append and (unless followers must confirm first) the response
                 # are one piece of work.
-                merged = costs.network_request / 2 if respond and acks != "all" else 0.0
+                merged = (costs.network_request / 2 if respond and acks != "all" and not self.response_delay
+                          else 0.0)
                 yield from self.host.run(read + append + merged)
                 hand = (2 if merged else 1) * handoff
                 if hand:             # the queues' hand-offs (latency, not CPU), taken together after the work
@@ -131,8 +133,8 @@ class Broker:
                 yield from self.replication.wait(self, request)
             t.setdefault("remote_done", env.now)
             if respond:
-                if handoff:
-                    yield env.timeout(handoff)
+                if handoff or self.response_delay:
+                    yield env.timeout(handoff + self.response_delay)
                 yield from wait_for(processor, env.now)
                 yield from self.host.run(costs.network_request / 2)
                 done(processor)
@@ -217,6 +219,7 @@ class Broker:
         own, and acks=1 (the response leaves with the append's work). serve_at_once then stands in for the
         _connection loop. Decided at the first send, once everything is wired."""
         return (SERVE_AT_ONCE and acks == "1" and self.costs.service_cv == 0 and self.costs.handoff == 0
+                and not self.response_delay
                 and all(p is None for p in self.processors) and self.io_threads is None and self.log_locks is None
                 and self.host.uncontended() and not any(state.followers for state in self.replication.parts)
                 and all(pipe.users == 1 for pipe in conn.back_pipes))

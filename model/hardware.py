@@ -48,6 +48,10 @@ HARDWARE_FIELDS: dict[str, Field] = {
     "extra_latency_ms": _f(float, 0.0, "Latency a broker adds to everything it sends (produce and fetch "
                            "responses, its own fetches): a slow broker, as in KIP-794's experiment. Usually set "
                            "for one: hardware.brokers.<id>.extra_latency_ms.", 0, 10**5),
+    "response_delay_ms": _f(float, 0.0, "Time a broker holds each produce response before sending it, its "
+                            "connection muted meanwhile, so that one connection's requests take it one after "
+                            "another (a broker slow inside: KIP-794's experiment slept 20 ms in each). Usually set "
+                            "for one: hardware.brokers.<id>.response_delay_ms.", 0, 10**5),
     # worker thread (the thread calling send())
     "worker.record_us": _f(float, 2.0, "CPU per send() outside the locks: serialise, partition, "
                            "bookkeeping.", 0, 10**6),
@@ -176,7 +180,7 @@ HARDWARE_FIELDS.update(_codec_fields())
 
 # What one broker may have of its own: hardware.brokers.<id>.<key> overrides <key> for broker <id>.
 PER_BROKER = ("broker_cores", "nic_mbit", "disk_mb_s", "page_cache_gib", "dirty_ratio", "dirty_background_ratio",
-              "dirty_expire_s", "extra_latency_ms") + tuple(
+              "dirty_expire_s", "extra_latency_ms", "response_delay_ms") + tuple(
     k for k in HARDWARE_FIELDS if k.startswith("broker."))
 
 

@@ -96,7 +96,8 @@ class Cluster:
                 self.replication, np.random.default_rng(rng.integers(2**63)),
                 (bg_io, (hosted[b] + bg) * hw[b].seconds("broker.partition_us"))
                 if (bg or hw[b]["broker.partition_us"]) and b not in self.offline else None,
-                horizon=s.max_sim_seconds, extra_latency=hw[b].seconds("extra_latency_ms")))
+                horizon=s.max_sim_seconds, extra_latency=hw[b].seconds("extra_latency_ms"),
+                response_delay=hw[b].seconds("response_delay_ms")))
         prefill(s, self.replication)   # what the topic holds before the run
         self.replication.start()   # adds the fetcher threads to the broker hosts
 

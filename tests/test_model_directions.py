@@ -254,6 +254,20 @@ def test_one_slow_broker_draws_the_sticky_partitioners_records_not_the_uniform_o
         sticky.verdict["evidence"]
 
 
+def test_a_response_held_in_the_broker_serialises_its_connection_a_slow_network_does_not():
+    """KIP-794's test slept 20 ms in each produce response of one broker, and the old partitioner then fell to
+    0.84 MB/s of the 1 MB/s asked: a broker reads a connection's next request only once the previous response has
+    left, so that broker served one request each 20 ms. The same 20 ms on the way back (extra_latency_ms) leaves
+    5 requests in flight and the target met (examples/kip-794/)."""
+    base = {"workload.records": 30_000}
+    held = cached(example("kip-794/1-old-default.yaml", **base))
+    wire = cached(example("kip-794/1-old-default.yaml", **base, **{"hardware.brokers.0.response_delay_ms": 0,
+                                                                    "hardware.brokers.0.extra_latency_ms": 20}))
+    assert held.perf_test["records_per_sec"] < 0.9 * 2048 <= 1.01 * wire.perf_test["records_per_sec"]
+    assert _share(held, 0) > 0.8 > _share(wire, 0)     # (a latency alone draws records too: 61 %, not 91 %)
+    assert held.perf_test["p99_ms"] > 20 * wire.perf_test["p99_ms"]
+
+
 def test_a_broker_of_its_own_hardware_is_the_one_that_saturates():
     """hardware.brokers.<id>.<key> gives one broker its own hardware: a broker with a slow NIC is the busy one."""
     base = {"cluster.brokers": 3, "topic.partitions": 6, "workload.records": 20000, "workload.record_size": 1000,

@@ -11,7 +11,9 @@ Check kinds, each judged on the prediction (the published figures show every tre
   verdict          the bottleneck verdict is the run's `verdict`
   meets_target     throughput ≥ fraction (default 0.97) × the run's --throughput target
   short_of_target  throughput < fraction × the target
-  within           |predicted / published − 1| ≤ fraction for the run's throughput
+  within           |predicted / published − 1| ≤ fraction for the run's throughput (or its `metric`); or, with
+                   `factor`, predicted / published between 1 / factor and factor
+  factor           the first run's metric is at least `at_least` × the second's
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from kafkasim.model.scenario import load_scenario
 
 PUBLISHED_DIR = Path(__file__).parent / "published"
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-STUDIES = ("kontur-2020", "vm-2core", "localhost")
+STUDIES = ("kontur-2020", "vm-2core", "localhost", "kip-794")
 MET = 0.97                   # the verdict's own "target met" mark (model/verdict.py)
 FORMATS = ("text", "json", "markdown")
 # What a study's published rates are compared with: the model's steady rate (a source's mean rate over a long run),
@@ -183,6 +185,12 @@ def judge(res: StudyResult, check: dict) -> Check:
         values = ", ".join(f"{r.id} {_fmt(r.predicted[metric])}" for r in rows)
         return Check(name, kind, pub.id == pred.id,
                      f"lowest {metric} predicted at {pred.id} ({values}); published at {pub.id}")
+    if kind == "factor":
+        metric, (a, b) = check["metric"], [res.row(str(r)) for r in check["runs"]]
+        ratio = a.predicted[metric] / b.predicted[metric]
+        return Check(name, kind, ratio >= check["at_least"],
+                     f"{metric} {a.id} ÷ {b.id} predicted {ratio:.1f}× (needs ≥ {check['at_least']}×; published "
+                     f"{a.published[metric] / b.published[metric]:.1f}×)")
     row = res.row(str(check["run"]))
     rate = row.predicted["records_per_sec"]
     if kind == "verdict":
@@ -197,10 +205,16 @@ def judge(res: StudyResult, check: dict) -> Check:
                                      f"target (needs {sign} {fraction:.0%}; published "
                                      f"{row.published['records_per_sec'] / row.target:.0%})")
     if kind == "within":
-        err = row.error()
+        metric = check.get("metric", "records_per_sec")
+        err = row.error(metric)
+        if "factor" in check:
+            f = check["factor"]
+            return Check(name, kind, 1 / f <= 1 + err <= f,
+                         f"{row.id}: {metric} {_fmt(row.predicted[metric])} vs {_fmt(row.published[metric])} "
+                         f"(×{1 + err:.2f}, needs ×{1 / f:.2g}–{f:g})")
         return Check(name, kind, abs(err) <= check["fraction"],
-                     f"{row.id}: {_fmt(rate)} vs {_fmt(row.published['records_per_sec'])} records/s ({err:+.1%}, "
-                     f"needs ±{check['fraction']:.0%})")
+                     f"{row.id}: {metric} {_fmt(row.predicted[metric])} vs {_fmt(row.published[metric])} "
+                     f"({err:+.1%}, needs ±{check['fraction']:.0%})")
     raise ValueError(f"study {res.study}: unknown check kind {kind!r}")
 
 
