@@ -181,6 +181,9 @@ class RecordAccumulator:
         self.muted: set[int] = set()
         self.delivery_timeout = delivery_timeout     # delivery.timeout.ms, in seconds
         self.drain_index: dict[int, int] = {}        # per node: the partition its next drain starts from
+        # per node: when the Sender last found it with data to send, and last could send it (NodeLatencyStats)
+        self.node_ready: dict[int, float] = {}
+        self.node_drain: dict[int, float] = {}
         self._node_partitions: dict[int, list[int]] | None = None
         # Called with each batch expired by ready() before its memory is freed (the Sender fails its records).
         self.on_expired = lambda batch, now: None
@@ -292,6 +295,16 @@ class RecordAccumulator:
         return nbytes % self.codec_buffer if self.streams else nbytes
 
     # --- the sender side
+    def update_node_latency(self, node: int, now: float, can_drain: bool) -> None:
+        """The Sender found `node` with data ready at `now`, and could send to it or not (its connection full)."""
+        self.node_ready[node] = now
+        if can_drain or node not in self.node_drain:
+            self.node_drain[node] = now
+
+    def node_waiting(self, node: int) -> float:
+        """How long `node` has had data ready that could not be sent to it."""
+        return self.node_ready.get(node, 0.0) - self.node_drain.get(node, 0.0)
+
     def ready(self, leaders: list[int], now: float) -> tuple[list[int], float, float]:
         """RecordAccumulator.ready: the nodes with a sendable batch, when to look again otherwise, and the oldest
         head batch's creation time. Head batches older than delivery.timeout.ms are expired on the way."""

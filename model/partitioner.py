@@ -110,15 +110,16 @@ class StickyPartitioner(Partitioner):
 class UniformStickyPartitioner(Partitioner):
     """≥ 3.3 (KIP-794, BuiltInPartitioner): switch once batch.size bytes were produced to the partition and its
     batches are all full, or at 2 × batch.size regardless, to a partition drawn at random — weighted by
-    (longest queue + 1 − queue length) when adaptive partitioning is on.
-    partitioner.availability.timeout.ms is left out: the model has no unavailable leaders."""
+    (longest queue + 1 − queue length) when adaptive partitioning is on, leaving out the partitions whose leader
+    `available(partition)` says has had data it could not take for partitioner.availability.timeout.ms."""
 
-    def __init__(self, partitions, rng, batch_size: int, queues=None):
+    def __init__(self, partitions, rng, batch_size: int, queues=None, available=None):
         super().__init__(partitions, rng)
         self.batch_size = batch_size
         self.partition_ids = [int(p) for p in self.partitions]
         # the accumulator's deques of these partitions, or None (not adaptive)
         self.queues = None if queues is None else [queues[p] for p in self.partition_ids]
+        self.available = available
         self.uniforms: list[float] = []
         self.current = self._next()
         self.produced = 0
@@ -126,11 +127,16 @@ class UniformStickyPartitioner(Partitioner):
     def _next(self) -> int:
         if self.queues is None or len(self.partitions) == 1:
             return int(self.partitions[self.rng.integers(len(self.partitions))])
+        ids = self.partition_ids
         queues = [len(q) for q in self.queues]
+        if self.available is not None:
+            kept = [i for i, p in enumerate(ids) if self.available(p)]
+            if kept and len(kept) < len(ids):       # (none available: all of them, as the built-in partitioner)
+                ids, queues = [ids[i] for i in kept], [queues[i] for i in kept]
         longest = max(queues)
         cumulative = list(itertools.accumulate([longest + 1 - q for q in queues]))
         pick = bisect.bisect_right(cumulative, self._uniform() * cumulative[-1])
-        return self.partition_ids[min(pick, len(cumulative) - 1)]
+        return ids[min(pick, len(cumulative) - 1)]
 
     def _uniform(self) -> float:
         """rng.random(), drawn 256 at a time: the same numbers (a Generator's stream does not depend on how the
@@ -162,7 +168,7 @@ class UniformStickyPartitioner(Partitioner):
 
 
 def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator, batch_size: int, keys: int,
-                     adaptive: bool, queues) -> Partitioner:
+                     adaptive: bool, queues, available=None) -> Partitioner:
     if keys > 0:
         return KeyedPartitioner(partitions, rng, keys)
     if kind == "round-robin":
@@ -174,5 +180,6 @@ def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator,
     if kind == "per-thread":
         return StickyPartitioner(partitions, rng, cycle=True)
     if kind == "uniform-sticky":
-        return UniformStickyPartitioner(partitions, rng, batch_size, queues if adaptive else None)
+        return UniformStickyPartitioner(partitions, rng, batch_size, queues if adaptive else None,
+                                        available if adaptive else None)
     raise ValueError(f"unknown partitioner {kind}")

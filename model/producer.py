@@ -129,8 +129,11 @@ class KafkaProducer:
         # The partitioner's state (sticky partition, round-robin counter) is the producer's, shared by its threads.
         # partitioner.ignore.keys: the ≥ 3.3 partitioner (uniform-sticky) then places keyed records as unkeyed ones
         keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
+        timeout, leaders = p.availability_timeout_ms / 1000.0, self.sender.leaders
+        available = ((lambda partition: acc.node_waiting(leaders[partition]) <= timeout)
+                     if timeout > 0 and kind == "uniform-sticky" else None)
         shared = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
-                                  p.adaptive_partitioning, acc.deques)
+                                  p.adaptive_partitioning, acc.deques, available)
         partition_locks = None
         if many:
             # Threads that follow one sticky partition together meet on its deque lock whichever partition it is:

@@ -198,7 +198,6 @@ class Scenario:
 # Settings the model accepts (a pasted client or broker config keeps working) but leaves out, and why.
 NOT_MODELLED = {
     "producer.retries": "the model has no failed requests to retry",
-    "producer.partitioner.availability.timeout.ms": "the model has no unavailable partition leaders",
     "cluster.broker.queued.max.requests": "the model's request queue never blocks the network threads",
 }
 

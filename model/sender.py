@@ -130,7 +130,9 @@ class Sender:
             drained, compressing = [], 0        # (compressing: bytes the drained batches compress closing)
             for node in ready:
                 conn = connections[node]
-                if conn.can_send_more(now):
+                can_drain = conn.can_send_more(now)
+                self.acc.update_node_latency(node, now, can_drain)
+                if can_drain:
                     batches, compressed = self.acc.drain(self.leaders, node, self.max_request_size, now)
                     compressing += compressed
                     if self.mute:

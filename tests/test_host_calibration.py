@@ -303,3 +303,29 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     left = subprocess.run(["pgrep", "-f", "calibrate-host"], capture_output=True, text=True).stdout.strip()
     assert left == ""
     assert hostinfo.this_host()["speed_score"] == profile["host"]["speed_score"]
+
+
+def test_thread_cpu_keeps_the_reading_in_which_the_sender_first_shows():
+    """ThreadCpu.at_start: the threads' CPU when a process's Sender thread first shows (its producer just built,
+    perf-test's clock about to start), read from this process's own /proc: what came before is start-up."""
+    import threading
+    from pathlib import Path
+    from kafkasim.validation.environment import ThreadCpu
+    pid = os.getpid()
+    before = {task.name for task in Path(f"/proc/{pid}/task").iterdir()}
+    threads = ThreadCpu(kind=lambda p, task: "worker" if task.name == str(p) else
+                        "other" if task.name in before else "sender")
+    threads.sample(pid)
+    assert threads.at_start == {}
+    stop = threading.Event()
+    sender = threading.Thread(target=stop.wait)
+    sender.start()
+    try:
+        first = threads.sample(pid)
+        sum(i * i for i in range(300_000))                              # the worker works on
+        threads.sample(pid)
+    finally:
+        stop.set()
+        sender.join()
+    assert "sender" in first and threads.at_start == first
+    assert threads.totals["worker"] > threads.at_start["worker"]

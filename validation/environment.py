@@ -151,10 +151,18 @@ class ThreadCpu:
         self.asked_waits = waits              # (read only when asked: one more file)
         self.cpu: dict[int, dict[str, float]] = {}      # by process: each kind's highest reading
         self.waited: dict[int, dict[str, float]] = {}
+        # by process: the reading in which its Sender thread first shows (the producer just built: perf-test's
+        # clock starts), so that what the JVM spent starting up can be told from the run's own
+        self.first: dict[int, dict[str, float]] = {}
 
     @property
     def totals(self) -> dict[str, float]:
         return _summed(self.cpu)
+
+    @property
+    def at_start(self) -> dict[str, float]:
+        """The threads' CPU-seconds by kind when each process's Sender first showed (summed over processes)."""
+        return _summed(self.first)
 
     @property
     def waits(self) -> dict[str, float] | None:
@@ -173,6 +181,8 @@ class ThreadCpu:
         except (FileNotFoundError, ProcessLookupError):
             return None
         self.cpu[pid] = _highest(self.cpu.get(pid, {}), now)
+        if "sender" in now and pid not in self.first:
+            self.first[pid] = now
         if self.asked_waits:
             self.waited[pid] = _highest(self.waited.get(pid, {}), waited)
         return now

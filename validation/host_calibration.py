@@ -249,22 +249,16 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
     records = max(20_000, int(run.records * scale))
     cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
                        _perf_args(cluster, run, "kafkasim-host-perf-test", records, codec=True), heap=CLIENT_HEAP)
-    threads = environment.ThreadCpu()
-    at_start: dict[str, float] = {}       # the threads' CPU when the Sender first shows: perf-test's clock starts
-
-    def watch(pid: int) -> None:
-        now = threads.sample(pid)
-        if now and "sender" in now and not at_start:
-            at_start.update(now)
+    threads = environment.ThreadCpu()       # (at_start: when the Sender first shows, perf-test's clock starts)
     reads: list[dict] = []
-    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, watch,
+    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, threads.sample,
                        then=lambda: reads.extend(_cold_reads(lib, cluster, "kafkasim-host-perf-test", records)))
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
                           "seconds": records / parsed.total.records_per_sec,
                           "threads": {k: round(v, 3) for k, v in threads.totals.items()},
-                          "threads_at_start": {k: round(v, 3) for k, v in at_start.items()},
+                          "threads_at_start": {k: round(v, 3) for k, v in threads.at_start.items()},
                           "request-total": metric("request-total"), "batch-size-avg": metric("batch-size-avg"),
                           "outgoing-byte-total": metric("outgoing-byte-total"),
                           "record-send-total": metric("record-send-total"),

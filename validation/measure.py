@@ -346,6 +346,9 @@ class Measurer:
         if threads is not None and env["cpu_during_run"] is not None:
             # the client's threads' CPU-seconds by kind: what the model's per-thread costs stand for
             env["cpu_during_run"]["client_threads"] = {k: round(v, 2) for k, v in sorted(threads.totals.items())}
+            # ... and theirs when the producer was built: before it, the JVM's start-up (class loading, compiling)
+            env["cpu_during_run"]["client_threads_at_start"] = {k: round(v, 3)
+                                                                for k, v in sorted(threads.at_start.items())}
         failed = next((out for out in outs if out.failure or out.timed_out or out.exit_status != 0), None)
         error = None if failed is None else (
             failed.failure or (f"timed out after {failed.seconds:.0f} s" if failed.timed_out
