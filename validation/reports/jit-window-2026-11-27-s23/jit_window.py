@@ -3,8 +3,9 @@ measured over the whole process against the model's over its run: worker, Sender
 
     .venv/bin/python validation/reports/jit-window-2026-11-27-s23/jit_window.py RUNS.jsonl PROFILE.yaml
 
-The measured worker and compiler CPU include what the JVM spent before perf-test's clock started (≈ 0.3–0.5 CPU-s
-on the main thread, ≈ 1 CPU-s of compilation in the calibrate host's cold run); the model's start at the first send.
+Runs measured since session 23 store the threads' CPU when the producer was built (client_threads_at_start): the
+figures are then the window's own. Older runs' include what the JVM spent before perf-test's clock started (≈ 0.8–1
+CPU-s of the main thread's and as much of the compilers'); the model's start at the first send.
 """
 import collections
 import json
@@ -37,7 +38,7 @@ raw = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     r = json.loads(line)
     raw[r["config_id"]].append(r)
-print(f"{'config':20} {'error':>6} | window meas / model | worker | sender | compilers | (process CPU-s, model's)")
+print(f"{'config':20} {'error':>6} | window meas / model | worker | sender | compilers | (CPU-s: measured, model's)")
 seen = set()
 for o in load_observations(sys.argv[1], library="java"):
     if o.config_id in seen:
@@ -47,7 +48,9 @@ for o in load_observations(sys.argv[1], library="java"):
     res = simulate(scenario_for(o, sys.argv[2], {}))
     T, u = res.simulated_seconds, res.utilisation
     run = raw[o.config_id][0]
-    t = run["environment"]["cpu_during_run"]["client_threads"]
+    cpu = run["environment"]["cpu_during_run"]
+    at = cpu.get("client_threads_at_start", {})
+    t = {k: v - at.get(k, 0.0) for k, v in cpu["client_threads"].items()}
     window = run["result"]["records"] / run["result"]["records_per_sec"]
     err = res.perf_test["records_per_sec"] / o.measured["records_per_sec"] - 1
     print(f"{o.config_id:20} {err * 100:+5.0f}% | {window:5.2f} {T:5.2f} | {t['worker']:4.2f} "
