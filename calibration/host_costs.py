@@ -17,6 +17,9 @@ from kafkasim.model.hardware import CODECS
 
 US, NS = 1e-6, 1e-9
 WARM_INVOCATIONS = 300.0          # jvm.warm_invocations: the e-folding the cold factor is measured against
+# jvm.sender_cold_s: the e-folding time of the Sender's extra CPU in a fresh JVM, fitted over the transfer runs of
+# four sessions on one host (3.85–5.5 s; validation/reports/cold-sender-2026-11-27-s22/): one cold run gives its size
+SENDER_COLD_S = 4.3
 # What the model charges a worker per record: worker.record_us and the two lock hold times. One thread's runs give
 # their sum only; it is split as the fields' defaults split it (the locks matter to threads sharing a producer).
 PER_RECORD_KEYS = ("worker.record_us", "worker.lock_us", "worker.metadata_lock_us")
@@ -221,7 +224,7 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
         out["worker.first_send_ms"] = Cost(float(cold["first_send_ms"]), 0.0, 1)
         c = {k: v.value for k, v in costs.items()}
         n, requests, batches = float(cold["records"]), float(cold["request-total"]), float(cold["batches"])
-        wire, sender = float(cold["bytes"]), float(cold["sender_cpu_s"])
+        wire, sender, seconds = float(cold["bytes"]), float(cold["sender_cpu_s"]), float(cold["seconds"])
         if perf is not None and perf.get("request-total") and perf.get("batch-size-avg"):
             threads, before = perf["threads"], perf.get("threads_at_start", {})
             # (what the compilers did before perf-test's clock started, starting the JVM and the producer, is not
@@ -230,6 +233,7 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
             out["jvm.jit_cpu_ms"] = Cost(1000 * (jit(threads) - jit(before)), 0.0, 1)
             n, requests, wire = float(perf["records"]), float(perf["request-total"]), float(perf["outgoing-byte-total"])
             batches, sender = wire / float(perf["batch-size-avg"]), threads.get("sender", 0.0)
+            seconds = float(perf["seconds"])
         warm = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
                 + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
         excess = max(0.0, sender - warm)
@@ -241,6 +245,9 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
         factor = 1 + excess / slowed if slowed > 0 else 1.0
         out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)
         out["jvm.warm_invocations"] = Cost(WARM_INVOCATIONS, 0.0, 0)
+        # ... and the same excess as the Sender spends it, by time: what a run of `seconds` took of a·(1 − e^(−t/τ))
+        out["jvm.sender_cold_cpu_ms"] = Cost(float(1000 * excess / (1 - np.exp(-seconds / SENDER_COLD_S))), 0.0, 1)
+        out["jvm.sender_cold_s"] = Cost(SENDER_COLD_S, 0.0, 0)
     return out
 
 

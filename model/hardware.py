@@ -84,6 +84,12 @@ HARDWARE_FIELDS: dict[str, Field] = {
                           "jvm.warm_invocations).", 1, 100),
     "jvm.warm_invocations": _f(float, 300.0, "Runs through a thread's path (records for a worker, requests for "
                                "the Sender) over which its slowdown falls by a factor e.", 0, 10**9),
+    "jvm.sender_cold_cpu_ms": _f(float, 0.0, "CPU a fresh JVM's Sender thread spends beyond its warm costs as "
+                                 "its code warms, a·(1 − exp(−t / jvm.sender_cold_s)) by time t, however busy it "
+                                 "is (measured by `kafkasim calibrate host`); it then replaces jvm.cold_factor "
+                                 "for the Sender. 0 = the Sender's cold factor.", 0, 10**7),
+    "jvm.sender_cold_s": _f(float, 4.3, "Seconds over which a fresh Sender's extra CPU (jvm.sender_cold_cpu_ms) "
+                            "comes, e-folding.", 0.001, 10**4),
     "jvm.gc_record_ns": _f(float, 0.0, "The producer JVM's garbage collector's CPU per record sent (its "
                            "allocations), on the client host's cores. 0 = not modelled.", 0, 10**7),
     "jvm.gc_held_us": _f(float, 0.0, "The collector's CPU per second for each record the producer holds (sent, "

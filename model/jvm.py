@@ -23,6 +23,11 @@ records sent and with how many the producer holds and for how long. Measured her
 threads' CPU of HostCosts runs; perf-test runs agree, environment.cpu_during_run.client_threads.gc): ≈ 0.2 us a
 record plus ≈ 1.7 us a second for each record held, 0.004-0.19 cores on runs of 10k-350k records/s.
 
+Measured since (`calibrate host`'s cold run and four sessions' transfer runs, validation/reports/
+cold-sender-2026-11-27-s22/): the Sender's extra CPU follows wall time, not its own invocations, a·(1 − e^(−t/τ))
+by time t (a 1.3–1.7 CPU-s, τ ≈ 4 s here), as much in a throttled run as in a flat-out one: where a profile has it
+(jvm.sender_cold_cpu_ms) the Sender is charged that as it completes responses, and its paths take no cold factor.
+
 Simplified: one slowdown for all of a thread's Java code, falling exponentially with that thread's count of
 records (worker) or the Sender's requests, batches and callbacks, each counted on its own: 1 + (cold − 1)·exp(−n /
 jvm.warm_invocations). Native work (the codecs'
@@ -47,17 +52,22 @@ DUTY = 0.5
 # How often the collector's owed CPU is charged. Simplified: G1's young collections stop the Java threads while its
 # workers copy; the model runs the same CPU as one more thread beside them, in pieces of this period's worth.
 GC_TICK = 0.01
+SENDER_PATHS = ("sender", "drain", "completion", "callback")
 
 
 class Jvm:
     """One producer JVM, started at time 0: how warm each path's code is, its compiler threads, and its collector."""
 
     def __init__(self, env: simpy.Environment, host: Host, jit_seconds: float, cold_factor: float,
-                 warm_invocations: float, gc_record: float = 0.0, gc_held: float = 0.0):
+                 warm_invocations: float, gc_record: float = 0.0, gc_held: float = 0.0,
+                 sender_cold: float = 0.0, sender_cold_s: float = 4.3):
         self.env = env
         self.host = host
         self.cold = cold_factor
         self.warm = warm_invocations
+        # the Sender's extra CPU as its code warms, by wall time (sender_owed), where measured: its paths then
+        # take no cold factor
+        self.sender_cold, self.sender_cold_s, self.sender_at = sender_cold, sender_cold_s, 0.0
         # runs through each path so far: records sent, requests built, batches drained into them, batches
         # completed, records' callbacks
         self.runs = {"worker": 0, "sender": 0, "drain": 0, "completion": 0, "callback": 0}
@@ -75,11 +85,19 @@ class Jvm:
         on average; counts them as run."""
         n, w = self.runs[path], self.warm
         self.runs[path] = n + count
-        if self.cold == 1.0 or w <= 0:
+        if self.cold == 1.0 or w <= 0 or (self.sender_cold > 0 and path in SENDER_PATHS):
             return 1.0
         # exp(-k / w) at k = n, or its mean over k = n .. n + count, as an integral
         cold = math.exp(-n / w) if count == 0 else w / count * (math.exp(-n / w) - math.exp(-(n + count) / w))
         return 1.0 + (self.cold - 1.0) * cold
+
+    def sender_owed(self, now: float) -> float:
+        """The Sender's extra CPU (jvm.sender_cold_cpu_ms) come due between its last call and `now`."""
+        if self.sender_cold <= 0 or now <= self.sender_at:
+            return 0.0
+        last, self.sender_at = self.sender_at, now
+        tau = self.sender_cold_s
+        return self.sender_cold * (math.exp(-last / tau) - math.exp(-now / tau))
 
     @property
     def held(self) -> int:

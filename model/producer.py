@@ -65,9 +65,11 @@ class KafkaProducer:
                                              ratio, records.size, repeat_ratio, streams=not self.on_sender,
                                              delivery_timeout=p.delivery_timeout_ms / 1000.0)
         jvm = (hw.seconds("jvm.jit_cpu_ms"), hw["jvm.cold_factor"], hw["jvm.warm_invocations"],
-               hw.seconds("jvm.gc_record_ns"), hw.seconds("jvm.gc_held_us"))
+               hw.seconds("jvm.gc_record_ns"), hw.seconds("jvm.gc_held_us"), hw.seconds("jvm.sender_cold_cpu_ms"),
+               hw["jvm.sender_cold_s"])
         self.jvm = (Jvm(env, self.host, *jvm)
-                    if library == "java" and (jvm[0] > 0 or jvm[1] > 1 or jvm[3] > 0 or jvm[4] > 0) else None)
+                    if library == "java" and (jvm[0] > 0 or jvm[1] > 1 or jvm[3] > 0 or jvm[4] > 0 or jvm[5] > 0)
+                    else None)
         self.sender = Sender(env, self.accumulator, records, cluster.leaders, self.host, self.gil,
                              SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                          hw.seconds("sender.record_us"), compress_seconds(s, codec),

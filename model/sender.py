@@ -211,12 +211,13 @@ class Sender:
             nbatches += len(request.batches)
             nrecords += request.records
         start = self.env.now
-        per_batch, per_record = self.costs.batch, self.costs.record
+        per_batch, per_record, cold = self.costs.batch, self.costs.record, 0.0
         if self.jvm is not None:      # (each path warms with its own runs: a batch's completion, a record's callback)
             per_batch *= self.jvm.factor("completion", nbatches)
             per_record *= self.jvm.factor("callback", nrecords)
+            cold = self.jvm.sender_owed(start)     # (or its cold code's extra CPU by time, where measured)
         # Callbacks run one after another on this thread: record k of the lot completes k callbacks later.
-        first = start + per_batch * nbatches + per_record
+        first = start + cold + per_batch * nbatches + per_record
         for request in responses:
             request.completed = start
             for batch in request.batches:
@@ -225,4 +226,4 @@ class Sender:
                 # Memory and muted partitions are released as the responses are handled (a few us early).
                 self.acc.pool.deallocate(batch.allocated)
                 self.acc.muted.discard(batch.partition)
-        return per_batch * nbatches + per_record * nrecords
+        return cold + per_batch * nbatches + per_record * nrecords

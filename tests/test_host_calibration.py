@@ -125,9 +125,27 @@ def test_the_compilers_cpu_counts_from_perf_tests_clock_on():
     """A fresh perf-test JVM's compilers work before its clock starts (the JVM, the producer): the profile's
     jvm.jit_cpu_ms is what they took after the Sender thread first showed."""
     perf = {"records": 300000, "request-total": 4700.0, "batch-size-avg": 64000.0, "outgoing-byte-total": 3.0e8,
-            "threads": {"C1": 0.5, "C2": 2.2, "sender": 1.0}, "threads_at_start": {"C1": 0.3, "C2": 0.4}}
+            "seconds": 6.0, "threads": {"C1": 0.5, "C2": 2.2, "sender": 1.0}, "threads_at_start": {"C1": 0.3, "C2": 0.4}}
     costs, _ = host_costs(synthetic_runs(noise=0.0) + [{"id": "perf-test-cold", "perf_test": perf}])
     assert costs["jvm.jit_cpu_ms"].value == pytest.approx(2000.0)
+
+
+def test_the_senders_cold_cpu_comes_by_time_and_gives_back_the_cold_runs_excess():
+    """A fresh JVM's Sender spends a·(1 − e^(−t/τ)) CPU-s beyond its warm costs by time t (measured over four
+    sessions' transfer runs: validation/reports/cold-sender-2026-11-27-s22/): calibrate host takes a from its cold
+    run's excess over its length, and the model's Sender, charged as it completes responses, spends that excess
+    back over the same length, however its passes fall."""
+    costs, _ = host_costs(synthetic_runs(noise=0.0))
+    first = synthetic_runs(noise=0.0)[0]["warmup"]
+    a, tau = costs["jvm.sender_cold_cpu_ms"].value / 1000, costs["jvm.sender_cold_s"].value
+    assert a * (1 - np.exp(-first["seconds"] / tau)) == pytest.approx(0.3, rel=1e-6)
+    jvm = Jvm(simpy.Environment(), Host(simpy.Environment(), "client", 2), 0.0, 50.0, 300.0,
+              sender_cold=a, sender_cold_s=tau)
+    steps = np.sort(np.random.default_rng(0).uniform(0, first["seconds"], 500))
+    spent = sum(jvm.sender_owed(t) for t in steps) + jvm.sender_owed(first["seconds"])
+    assert spent == pytest.approx(0.3, rel=1e-6)
+    assert jvm.sender_owed(first["seconds"]) == 0.0                    # (nothing twice)
+    assert jvm.factor("sender", 10) == jvm.factor("callback", 10) == 1.0 < jvm.factor("worker", 10)
 
 
 def test_the_regression_recovers_costs_through_noise_within_their_standard_errors():
