@@ -135,6 +135,8 @@ def predicted(result) -> dict:
     out.update(result.metrics)
     out["worker_latency_us"] = result.worker_latency_us
     out["sender_cpu_s"] = result.utilisation["sender thread"] * result.simulated_seconds    # (one producer's)
+    out["worker_cpu_s"] = (result.utilisation["worker threads"] * result.simulated_seconds
+                           * int(result.scenario.get("threads", 1)))                          # (its threads')
     e2e = result.consumers[0]["end_to_end_ms"] if result.consumers else None
     if e2e:
         out["e2e_p50_ms"], out["e2e_p99_ms"] = e2e["p50"], e2e["p99"]

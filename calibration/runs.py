@@ -8,7 +8,18 @@ from pathlib import Path
 
 import numpy as np
 
-# What a run measured, under the model's names: perf-test's figures and the producer metrics (Kafka's units, ms).
+def _in_window(kind: str):
+    """A Java run's `kind` thread's CPU-seconds from its producer's start on (runs measured since 2026-11-27 store
+    the threads' CPU at that start: before it, the JVM's start-up), or None."""
+    def value(run: dict) -> float | None:
+        cpu = (run.get("environment") or {}).get("cpu_during_run") or {}
+        total, start = cpu.get("client_threads") or {}, cpu.get("client_threads_at_start")
+        return total[kind] - start.get(kind, 0.0) if start and kind in total else None
+    return value
+
+
+# What a run measured, under the model's names: perf-test's figures and the producer metrics (Kafka's units, ms);
+# a path into the run's record, or a function of it.
 TARGETS = {
     "records_per_sec": ("result", "records_per_sec"),
     "avg_latency_ms": ("result", "latency_avg_ms"),
@@ -21,6 +32,8 @@ TARGETS = {
     "compression-rate-avg": ("metrics", "producer-metrics:compression-rate-avg"),
     # the Sender thread's CPU-seconds (Java runs measured since 2026-11-22: kafkasim measure reads /proc)
     "sender_cpu_s": ("environment", "cpu_during_run", "client_threads", "sender"),
+    # ... and the worker's (perf-test's main thread) inside perf-test's window
+    "worker_cpu_s": _in_window("worker"),
     # the worker threads' mean time inside send() (runs of validation/ProducerThreads.java, which measures it)
     "worker_latency_us": ("worker_latency_us",),
     # a consumer tailing the producer (validation/TailConsumer.java): poll() less each record's CreateTime
@@ -60,12 +73,12 @@ class Observation:
                     or any(k.endswith(".extra_latency_ms") and float(v) for k, v in sc.items()))
 
 
-def _values(runs: list[dict], where: tuple[str, ...]) -> list[float]:
-    """The number at path `where` in each run that has one."""
+def _values(runs: list[dict], where) -> list[float]:
+    """The number at path `where` (or `where(run)`) in each run that has one."""
     out = []
     for run in runs:
-        value = run
-        for key in where:
+        value = where(run) if callable(where) else run
+        for key in () if callable(where) else where:
             value = value.get(key) if isinstance(value, dict) else None
         if isinstance(value, (int, float)) and value == value:
             out.append(float(value))

@@ -103,6 +103,23 @@ def test_load_observations_takes_medians_and_spread(tmp_path):
     assert obs.background_cores is None                       # not recorded: the fit assumes a quiet host
 
 
+def test_the_workers_cpu_counts_from_the_producers_start_where_the_run_recorded_it(tmp_path):
+    """Runs that store the threads' CPU at the producer's start give the worker's inside perf-test's window (the
+    JVM's start-up before it left out); older runs give none, and predicted() gives the model's for comparison."""
+    cpu = {"client_threads": {"worker": 1.5, "sender": 1.1}, "other_cores": 0.0}
+    rows = [{"client": {"library": "java"}, "config_id": c, "ok": True, "scenario": {}, "result": {"records_per_sec": 1},
+             "environment": {"cpu_during_run": {**cpu, **extra}}}
+            for c, extra in (("new", {"client_threads_at_start": {"worker": 0.9, "sender": 0.01}}), ("old", {}))]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    new, old = sorted(load_observations(path), key=lambda o: o.config_id != "new")
+    assert new.measured["worker_cpu_s"] == pytest.approx(0.6) and "worker_cpu_s" not in old.measured
+    assert new.measured["sender_cpu_s"] == old.measured["sender_cpu_s"] == 1.1
+    result = simulate(from_flat({"workload.records": 5000, "threads": 2}))
+    assert predicted(result)["worker_cpu_s"] == pytest.approx(
+        result.utilisation["worker threads"] * result.simulated_seconds * 2)
+
+
 def test_runs_are_simulated_with_the_other_load_measured_during_them(tmp_path):
     """Other processes' CPU during the runs (their median) becomes hardware.background_cores when it is more than
     the machine's own bookkeeping."""

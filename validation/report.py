@@ -131,6 +131,8 @@ def summarise(rows: list[Row]) -> dict:
         "e2e_p99_ratio_median": _median_ratio(held, "e2e_p99_ms"),
         # where the store has it (Java runs measured since 2026-11-22): the Sender thread's CPU, every configuration
         "sender_cpu_ratio_median": _median_ratio(rows, "sender_cpu_s"),
+        # ... and the worker's inside perf-test's window (runs measured since 2026-11-27)
+        "worker_cpu_ratio_median": _median_ratio(rows, "worker_cpu_s"),
         "throttled_p99_ratios": [round(r.ratio("p99_ms"), 3) for r in throttled if r.ratio("p99_ms") is not None],
         # the same figure for each single run against its configuration's median: how far p99 itself repeats
         "throttled_p99_run_ratios": [_run_ratios(r.obs, "p99_ms") for r in throttled
@@ -288,6 +290,9 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
         f"{', '.join(f'{lo}–{hi}' for lo, hi in s['throttled_p99_run_ratios']) or '—'} |",
         *([f"| Sender thread's CPU-seconds, median predicted / measured (all configs) | "
             f"{s['sender_cpu_ratio_median']:.2f} |"] if not math.isnan(s["sender_cpu_ratio_median"]) else []),
+        *([f"| worker thread's CPU-seconds in perf-test's window, median predicted / measured (all configs) | "
+            f"{s['worker_cpu_ratio_median']:.2f} |"] if not math.isnan(s.get("worker_cpu_ratio_median", math.nan))
+          else []),
     ]
     if fitted:
         lines += ["", "Fitted parameters (× / ÷ is one standard deviation):", "",
