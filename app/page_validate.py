@@ -158,7 +158,7 @@ def _show_table(rows: list[Row]) -> None:
 def _show_fidelity(rows: list[Row]) -> None:
     summary = summarise(rows)
     figures = ui_fidelity.summary_figures(summary)
-    for row in (figures[:3], figures[3:]):          # throughput beside its noise, then latency
+    for row in (figures[i:i + 3] for i in range(0, len(figures), 3)):   # throughput and its noise, latency, CPU
         for column, (label, value, help) in zip(st.columns(3), row):
             column.metric(label, value, help=help)
     scatter = ui_fidelity.scatter_frame(rows)

@@ -137,6 +137,11 @@ def summary_figures(summary: dict) -> list[tuple[str, str, str]]:
         ("throttled p99, single runs / median",
          ", ".join(f"{lo:g}–{hi:g}" for lo, hi in s["throttled_p99_run_ratios"]) or "—",
          "The same configurations' lowest and highest single run over their median: how far p99 repeats."),
+        ("Sender CPU predicted / measured", ratio(s.get("sender_cpu_ratio_median", math.nan)),
+         "The Sender thread's CPU-seconds, median over all configurations (Java runs that recorded it)."),
+        ("worker CPU predicted / measured", ratio(s.get("worker_cpu_ratio_median", math.nan)),
+         "The worker thread's CPU-seconds inside perf-test's window, median over all configurations (runs that "
+         "recorded the threads' CPU at the producer's start): which thread's costs are off."),
     ]
 
 
