@@ -181,8 +181,9 @@ class RecordAccumulator:
         self.muted: set[int] = set()
         self.delivery_timeout = delivery_timeout     # delivery.timeout.ms, in seconds
         self.drain_index: dict[int, int] = {}        # per node: the partition its next drain starts from
-        # per node: when the Sender last found it with data to send, and last could send it (NodeLatencyStats)
-        self.node_ready: dict[int, float] = {}
+        # per node: when the Sender last found it with data to send, and last could send it (NodeLatencyStats);
+        # None until a partitioner asks (watch_nodes), as Kafka keeps them only with an availability timeout
+        self.node_ready: dict[int, float] | None = None
         self.node_drain: dict[int, float] = {}
         self._node_partitions: dict[int, list[int]] | None = None
         # Called with each batch expired by ready() before its memory is freed (the Sender fails its records).
@@ -295,6 +296,10 @@ class RecordAccumulator:
         return nbytes % self.codec_buffer if self.streams else nbytes
 
     # --- the sender side
+    def watch_nodes(self) -> None:
+        """Keep the nodes' latency stats from now on (partitioner.availability.timeout.ms)."""
+        self.node_ready = {}
+
     def update_node_latency(self, node: int, now: float, can_drain: bool) -> None:
         """The Sender found `node` with data ready at `now`, and could send to it or not (its connection full)."""
         self.node_ready[node] = now

@@ -180,6 +180,5 @@ def make_partitioner(kind: str, partitions: list[int], rng: np.random.Generator,
     if kind == "per-thread":
         return StickyPartitioner(partitions, rng, cycle=True)
     if kind == "uniform-sticky":
-        return UniformStickyPartitioner(partitions, rng, batch_size, queues if adaptive else None,
-                                        available if adaptive else None)
+        return UniformStickyPartitioner(partitions, rng, batch_size, queues if adaptive else None, available)
     raise ValueError(f"unknown partitioner {kind}")

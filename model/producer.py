@@ -132,8 +132,10 @@ class KafkaProducer:
         # partitioner.ignore.keys: the ≥ 3.3 partitioner (uniform-sticky) then places keyed records as unkeyed ones
         keys = 0 if p.ignore_keys and kind == "uniform-sticky" else w.keys
         timeout, leaders = p.availability_timeout_ms / 1000.0, self.sender.leaders
-        available = ((lambda partition: acc.node_waiting(leaders[partition]) <= timeout)
-                     if timeout > 0 and kind == "uniform-sticky" else None)
+        available = None
+        if timeout > 0 and kind == "uniform-sticky" and p.adaptive_partitioning:
+            acc.watch_nodes()
+            available = lambda partition: acc.node_waiting(leaders[partition]) <= timeout       # noqa: E731
         shared = make_partitioner(kind, list(range(s.topic.partitions)), rng(), p.batch_size, keys,
                                   p.adaptive_partitioning, acc.deques, available)
         partition_locks = None

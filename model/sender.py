@@ -131,7 +131,8 @@ class Sender:
             for node in ready:
                 conn = connections[node]
                 can_drain = conn.can_send_more(now)
-                self.acc.update_node_latency(node, now, can_drain)
+                if self.acc.node_ready is not None:
+                    self.acc.update_node_latency(node, now, can_drain)
                 if can_drain:
                     batches, compressed = self.acc.drain(self.leaders, node, self.max_request_size, now)
                     compressing += compressed
