@@ -246,7 +246,8 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
         out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)
         out["jvm.warm_invocations"] = Cost(WARM_INVOCATIONS, 0.0, 0)
         # ... and the same excess as the Sender spends it, by time: what a run of `seconds` took of a·(1 − e^(−t/τ))
-        out["jvm.sender_cold_cpu_ms"] = Cost(float(1000 * excess / (1 - np.exp(-seconds / SENDER_COLD_S))), 0.0, 1)
+        out["jvm.sender_cold_cpu_ms"] = Cost(float(1000 * excess / (1 - np.exp(-seconds / SENDER_COLD_S))),
+                                             0.0, 1)
         out["jvm.sender_cold_s"] = Cost(SENDER_COLD_S, 0.0, 0)
     return out
 

@@ -77,9 +77,12 @@ def _values(runs: list[dict], where) -> list[float]:
     """The number at path `where` (or `where(run)`) in each run that has one."""
     out = []
     for run in runs:
-        value = where(run) if callable(where) else run
-        for key in () if callable(where) else where:
-            value = value.get(key) if isinstance(value, dict) else None
+        if callable(where):
+            value = where(run)
+        else:
+            value = run
+            for key in where:
+                value = value.get(key) if isinstance(value, dict) else None
         if isinstance(value, (int, float)) and value == value:
             out.append(float(value))
     return out

@@ -32,8 +32,8 @@ Simplified: one slowdown for all of a thread's Java code, falling exponentially 
 records (worker) or the Sender's requests, batches and callbacks, each counted on its own: 1 + (cold − 1)·exp(−n /
 jvm.warm_invocations). Native work (the codecs'
 JNI code, the kernel's socket writes) and the worker's bulk copies of a value's bytes (intrinsics) are not slowed:
-the cold factor is measured on the Sender's per-request, batch and record paths. The compilers are two passing threads that spend
-jvm.jit_cpu_ms between them, each busy half the time.
+the cold factor is measured on the Sender's per-request, batch and record paths. The compilers are two passing
+threads that spend jvm.jit_cpu_ms between them, each busy half the time.
 """
 from __future__ import annotations
 

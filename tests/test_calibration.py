@@ -107,8 +107,8 @@ def test_the_workers_cpu_counts_from_the_producers_start_where_the_run_recorded_
     """Runs that store the threads' CPU at the producer's start give the worker's inside perf-test's window (the
     JVM's start-up before it left out); older runs give none, and predicted() gives the model's for comparison."""
     cpu = {"client_threads": {"worker": 1.5, "sender": 1.1}, "other_cores": 0.0}
-    rows = [{"client": {"library": "java"}, "config_id": c, "ok": True, "scenario": {}, "result": {"records_per_sec": 1},
-             "environment": {"cpu_during_run": {**cpu, **extra}}}
+    rows = [{"client": {"library": "java"}, "config_id": c, "ok": True, "scenario": {},
+             "result": {"records_per_sec": 1}, "environment": {"cpu_during_run": {**cpu, **extra}}}
             for c, extra in (("new", {"client_threads_at_start": {"worker": 0.9, "sender": 0.01}}), ("old", {}))]
     path = tmp_path / "runs.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))

@@ -125,7 +125,8 @@ def test_the_compilers_cpu_counts_from_perf_tests_clock_on():
     """A fresh perf-test JVM's compilers work before its clock starts (the JVM, the producer): the profile's
     jvm.jit_cpu_ms is what they took after the Sender thread first showed."""
     perf = {"records": 300000, "request-total": 4700.0, "batch-size-avg": 64000.0, "outgoing-byte-total": 3.0e8,
-            "seconds": 6.0, "threads": {"C1": 0.5, "C2": 2.2, "sender": 1.0}, "threads_at_start": {"C1": 0.3, "C2": 0.4}}
+            "seconds": 6.0, "threads": {"C1": 0.5, "C2": 2.2, "sender": 1.0},
+            "threads_at_start": {"C1": 0.3, "C2": 0.4}}
     costs, _ = host_costs(synthetic_runs(noise=0.0) + [{"id": "perf-test-cold", "perf_test": perf}])
     assert costs["jvm.jit_cpu_ms"].value == pytest.approx(2000.0)
 
