@@ -2,9 +2,9 @@
 measured where `calibrate host` ran, scaled to a stated host by its per-core speed against the measured host's
 (from a CPU benchmark the user names), with the host's cores. The scaling is written into the profile.
 
-Scaled: every CPU cost (µs or ns per record, byte, batch, request, fetch, partition; the JIT's and a cold consumer's
-extra CPU) ÷ the ratio. Kept: waits that are not CPU (broker.handoff_us, rtt_ms, the first send()'s and a
-connection's set-up, a group join), ratios and counts. Simplified: one ratio for every thread, where a server's
+Scaled: every CPU cost (µs or ns per record, byte, batch, request, fetch, partition; the JIT's, a cold Sender's and
+a cold consumer's extra CPU, and how long the Sender's lasts) ÷ the ratio. Kept: waits that are not CPU
+(broker.handoff_us, rtt_ms, the first send()'s and a connection's set-up, a group join), ratios and counts. Simplified: one ratio for every thread, where a server's
 memory, caches and turbo may speed some paths more than others.
 """
 from __future__ import annotations
@@ -15,13 +15,14 @@ from kafkasim.calibration.host_costs import CLIENT_PREFIXES
 from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile
 
 NOT_CPU = {"broker.handoff_us"}                             # a wait between threads, not CPU
-CPU_MS = {"jvm.jit_cpu_ms", "consumer.cold_cpu_ms"}           # CPU, though counted in ms
+CPU_BOUND = {"jvm.sender_cold_s"}     # a time the compilers' CPU sets (how long the cold code lasts): scaled too
 
 
 def cpu_keys() -> list[str]:
-    """The hardware keys that are CPU time per unit of work."""
+    """The hardware keys that are CPU time per unit of work, CPU counted in ms (named *_cpu_ms: the JIT's, a cold
+    Sender's or consumer's extra), or a time CPU work sets."""
     return [k for k in HARDWARE_FIELDS
-            if (k.endswith(("_us", "_ns")) and k not in NOT_CPU) or k in CPU_MS]
+            if (k.endswith(("_us", "_ns")) and k not in NOT_CPU) or k.endswith("_cpu_ms") or k in CPU_BOUND]
 
 
 def scaled(base: str, cores: int, ratio: float, benchmark: str, name: str) -> dict:

@@ -25,7 +25,8 @@ def test_every_cpu_cost_is_divided_by_the_ratio_and_waits_are_kept():
     assert java["worker.contention_us"] == pytest.approx(HARDWARE_FIELDS["worker.contention_us"].default / 2)
     assert out["hardware"]["broker.handoff_us"] == base["hardware"]["broker.handoff_us"]   # a wait, not CPU
     assert {"rtt_ms", "broker.handoff_us", "sender.connect_ms", "consumer.join_ms"}.isdisjoint(cpu_keys())
-    assert {"jvm.jit_cpu_ms", "compression.zstd.byte_ns", "broker.fetch_partition_us"} <= set(cpu_keys())
+    assert {"jvm.jit_cpu_ms", "jvm.sender_cold_cpu_ms", "consumer.cold_cpu_ms", "compression.zstd.byte_ns",
+            "broker.fetch_partition_us"} <= set(cpu_keys())
     assert out["hardware"]["client_cores"] == out["hardware"]["broker_cores"] == 32
     assert out["hardware"]["colocated_cores"] == 0 and "host" not in out
     assert "a benchmark" in out["description"] and out["provenance"]["speed_ratio"] == 2.0
