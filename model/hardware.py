@@ -166,6 +166,9 @@ def _codec_fields() -> dict[str, Field]:
     for codec in CODECS:
         f[f"compression.{codec}.byte_ns"] = _f(float, {"gzip": 20.0, "snappy": 2.0, "lz4": 1.5, "zstd": 4.0}[codec],
                                                f"CPU per uncompressed byte to compress with {codec}.", 0, 10**6)
+        f[f"compression.{codec}.jit_cpu_ms"] = _f(float, 0.0, f"CPU a fresh producer JVM's JIT compilers spend on "
+                                                  f"{codec}'s code (its stream and codec library) beyond "
+                                                  f"jvm.jit_cpu_ms; 0: not counted.", 0, 10**7)
         f[f"compression.{codec}.validate_ns"] = _f(float, 0.0, f"Leader broker's CPU per uncompressed byte of a "
                                                    f"{codec} batch it validates (LogValidator decompresses every "
                                                    f"record); 0: not counted.", 0, 10**6)

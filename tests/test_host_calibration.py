@@ -131,6 +131,20 @@ def test_the_compilers_cpu_counts_from_perf_tests_clock_on():
     assert costs["jvm.jit_cpu_ms"].value == pytest.approx(2000.0)
 
 
+def test_each_codecs_compile_cpu_is_its_first_runs_beyond_a_plain_run_of_the_same_jvm():
+    """The warm JVM's compilers take ≈ 0.1 CPU-s in a run without a codec and more in the first run of each codec
+    (its stream and library compiled): compression.<codec>.jit_cpu_ms is the difference, the JVM's first run
+    (the whole client compiled) left out."""
+    runs = synthetic_runs(noise=0.0)
+    extra = {"lz4": 1.0, "snappy": 0.8, "zstd": 0.3, "gzip": 0.05}
+    for i, r in enumerate(runs):
+        jit = 4.0 if i == 0 else 0.1 + extra.get(r["codec"], 0.0)
+        r["warmup"]["phase_jit_cpu_s"], r["measured"]["phase_jit_cpu_s"] = 0.25 * jit, 0.75 * jit
+    costs, _ = host_costs(runs)
+    for codec, seconds in extra.items():
+        assert costs[f"compression.{codec}.jit_cpu_ms"].value == pytest.approx(1000 * seconds), codec
+
+
 def test_the_senders_cold_cpu_comes_by_time_and_gives_back_the_cold_runs_excess():
     """A fresh JVM's Sender spends a·(1 − e^(−t/τ)) CPU-s beyond its warm costs by time t (measured over four
     sessions' transfer runs: validation/reports/cold-sender-2026-11-27-s22/): calibrate host takes a from its cold

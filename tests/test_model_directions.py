@@ -193,6 +193,18 @@ def test_compression_hurts_when_the_cpu_is_the_limit():
         assert rate(cached(scenario(LOCAL, **{"producer.compression.type": codec}))) < 0.95 * rate(none), codec
 
 
+def test_a_codecs_own_compile_work_slows_a_fresh_jvm_on_a_small_host():
+    """A fresh JVM's compilers also compile the codec's stream and library (compression.<codec>.jit_cpu_ms, measured
+    by `calibrate host`): on two cores shared with the broker their CPU is taken from the run."""
+    base = {**LOCAL, "hardware.profile": "local-2core", "producer.compression.type": "lz4",
+            "hardware.jvm.jit_cpu_ms": 200, "workload.records": 60000}
+    plain = rate(cached(scenario(base)))
+    assert rate(cached(scenario(base, **{"hardware.compression.lz4.jit_cpu_ms": 1500}))) < 0.9 * plain
+    # (a run without a codec compiles none)
+    none = {**base, "producer.compression.type": "none"}
+    assert rate(cached(scenario(none, **{"hardware.compression.lz4.jit_cpu_ms": 1500}))) == rate(cached(scenario(none)))
+
+
 # --- round-trip time (DESIGN behaviour 9, measured on this machine) ------------------------------------------------
 
 RTT_SMALL = {**LOCAL, "producer.batch.size": 16384, "producer.linger.ms": 0, "workload.records": 8000}
