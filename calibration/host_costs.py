@@ -68,6 +68,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     else the runs show (idle brokers) for the profile's record. A run of the real perf-test tool in a fresh JVM, if
     there is one, gives the JVM's start-up costs."""
     perf = next((r["perf_test"] for r in runs if "perf_test" in r), None)
+    alone = next((r["codecs_alone"] for r in runs if "codecs_alone" in r), {})
     runs = [r for r in runs if "measured" in r]
     # (a throttled run's threads sleep and wake for every few records: it measures the hand-offs, not the costs)
     produce = [r for r in runs if r["replicas"] == 1 and not r.get("throttled") and r["measured"]["errors"] == 0]
@@ -108,17 +109,31 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     y = np.array([_work(b) - b["network_cpu_s"] for b in leader]) - idle * seconds
     costs.update(regress(y, io, _units(io)))
 
-    notes = {"idle_broker_cores": round(idle, 4)}
+    notes = {"idle_broker_cores": round(idle, 4), **({"codecs_alone_ns": alone} if alone else {})}
     costs.update(_sessions(runs, costs, idle))
     costs.update(_replication(runs, costs, idle))
     costs.update(_latencies(runs, costs, perf))
     costs.update(_codec_jit(runs))
+    costs.update(_codec_floors(costs, alone))
     for codec in CODECS:
         ratios = [r["measured"]["bytes"] / r["measured"]["uncompressed"] for r in produce if r["codec"] == codec]
         if ratios:
             costs[f"compression.{codec}.ratio.random-letters"] = Cost(float(np.median(ratios)),
                                                                       float(np.std(ratios)), len(ratios))
     return costs, notes
+
+
+def _codec_floors(costs: dict[str, Cost], alone: dict[str, float]) -> dict[str, Cost]:
+    """Each codec's in-run costs, at least what the codec costs alone (HostCosts' CODECS: a batch compressed and
+    read back on a thread with the host to itself): a run's single codec term takes that run's noise, and the
+    non-negative fit sets it to 0 where the run came out fast (snappy's cost per byte in 7 of 12 calibrations)."""
+    out = {}
+    for key, measured in (("byte_ns", "compress_ns"), ("validate_ns", "decompress_ns")):
+        for codec in CODECS:
+            name, floor = f"compression.{codec}.{key}", alone.get(f"{codec}.{measured}")
+            if name in costs and floor is not None and costs[name].value < floor:
+                out[name] = Cost(float(floor), costs[name].se, costs[name].runs)
+    return out
 
 
 def _codec_jit(runs: list[dict]) -> dict[str, Cost]:

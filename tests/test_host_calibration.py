@@ -145,6 +145,20 @@ def test_each_codecs_compile_cpu_is_its_first_runs_beyond_a_plain_run_of_the_sam
         assert costs[f"compression.{codec}.jit_cpu_ms"].value == pytest.approx(1000 * seconds), codec
 
 
+def test_a_codec_costs_in_a_run_at_least_what_it_costs_alone():
+    """A run's single codec term takes that run's noise; the codec's cost alone (HostCosts' CODECS) is its floor,
+    on the worker (compressing) and on the leader (reading the batch back); a higher in-run cost stays."""
+    runs = synthetic_runs(noise=0.0)
+    floor = {"snappy.compress_ns": TRUE["compression.snappy.byte_ns"] * 3, "snappy.decompress_ns": 0.9,
+             "gzip.compress_ns": TRUE["compression.gzip.byte_ns"] / 2, "gzip.decompress_ns": 0.1}
+    costs, notes = host_costs(runs + [{"id": "codecs-alone", "codecs_alone": floor}])
+    assert costs["compression.snappy.byte_ns"].value == pytest.approx(floor["snappy.compress_ns"])
+    assert costs["compression.snappy.validate_ns"].value == pytest.approx(max(0.9, TRUE["compression.snappy.validate_ns"]))
+    assert costs["compression.gzip.byte_ns"].value == pytest.approx(TRUE["compression.gzip.byte_ns"], rel=1e-3)
+    assert costs["compression.gzip.validate_ns"].value == pytest.approx(TRUE["compression.gzip.validate_ns"], rel=1e-3)
+    assert notes["codecs_alone_ns"] == floor
+
+
 def test_the_senders_cold_cpu_comes_by_time_and_gives_back_the_cold_runs_excess():
     """A fresh JVM's Sender spends a·(1 − e^(−t/τ)) CPU-s beyond its warm costs by time t (measured over four
     sessions' transfer runs: validation/reports/cold-sender-2026-11-27-s22/): calibrate host takes a from its cold
@@ -321,13 +335,17 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert hardware["broker.fetch_us"] >= 0 and "broker.follower_fetch_us" in hardware     # (short runs: noisy)
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
     runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in runs] == [r.id for r in MATRIX] + ["perf-test-cold"] + [r.id for r in PYTHON_RUNS]
+    assert [r["id"] for r in runs] == ([r.id for r in MATRIX] + ["codecs-alone", "perf-test-cold"]
+                                       + [r.id for r in PYTHON_RUNS])
+    # each codec alone: gzip's compression is tens of ns a byte, never free
+    assert profile["provenance"]["java"]["codecs_alone_ns"]["gzip.compress_ns"] > 1
     reads = [read for r in runs for read in r.get("consumed", [])]
     assert len(reads) == sum(len(r.consume) for r in MATRIX) and all(r["fetch-total"] > 0 for r in reads)
     assert java["consumer.fetch_us"] + java["consumer.record_us"] + java["consumer.byte_ns"] > 0
-    assert java["consumer.cold_cpu_ms"] >= 0 and len(runs[len(MATRIX)]["perf_test"]["consumer_reads"]) == 2
+    cold = next(r["perf_test"] for r in runs if r["id"] == "perf-test-cold")
+    assert java["consumer.cold_cpu_ms"] >= 0 and len(cold["consumer_reads"]) == 2
     assert profile["clients"]["kafka-python"]["worker.byte_ns"] >= 0
-    assert runs[len(MATRIX)]["perf_test"]["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
+    assert cold["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
     # the profile predicts
     result = simulate(load_scenario("examples/local-1broker.yaml", [f"hardware.profile={out}",
                                                                      "workload.records=5000"]))

@@ -39,6 +39,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.CloseableIterator;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -60,8 +64,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * {@code consume_warmup=1} a first read warms the consumer's code and is left out. The payload is
  * random upper-case letters, fresh for each record, as kafka-producer-perf-test's --record-size makes it.
  *
- * After the last configuration (stdin closed), and alone with {@code --speed}: the host's speed score (a fixed piece of the client's hot paths: random payload, record
- * batches built with lz4, their CRC32C), printed as {@code SPEED {json}}.
+ * After the last configuration (stdin closed), and alone with {@code --codecs}: each codec's CPU alone on this thread
+ * (compressing a batch, reading it back), printed as {@code CODECS {json}}; then, and alone with {@code --speed}: the
+ * host's speed score (a fixed piece of the client's hot paths: random payload, record batches built with lz4, their
+ * CRC32C), printed as {@code SPEED {json}}.
  */
 public class HostCosts {
     static final String SENDER = "kafka-producer-network-thread";
@@ -70,12 +76,13 @@ public class HostCosts {
     static final com.sun.management.OperatingSystemMXBean OS =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     static long clockTicks = 100;
+    static volatile long blackhole;     // what timed loops compute, kept so the JIT cannot drop the work
 
     public static void main(String[] args) throws Exception {
         String bootstrap = null;
         List<String> jmx = new ArrayList<>();
         List<String> pids = new ArrayList<>();
-        boolean speedOnly = false;
+        boolean speedOnly = false, codecsOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--bootstrap-server": bootstrap = args[++i]; break;
@@ -83,8 +90,13 @@ public class HostCosts {
                 case "--broker-pids": pids.addAll(Arrays.asList(args[++i].split(","))); break;
                 case "--clock-ticks": clockTicks = Long.parseLong(args[++i]); break;
                 case "--speed": speedOnly = true; break;
+                case "--codecs": codecsOnly = true; break;
                 default: throw new IllegalArgumentException("unknown flag " + args[i]);
             }
+        }
+        if (codecsOnly) {
+            System.out.println("CODECS " + json(codecs()));
+            return;
         }
         if (speedOnly) {
             System.out.println("SPEED " + json(speed()));
@@ -116,6 +128,7 @@ public class HostCosts {
         }
         admin.close();
         for (Broker b : brokers) b.close();
+        System.out.println("CODECS " + json(codecs()));
         System.out.println("SPEED " + json(speed()));       // last: its own JIT work must not count in the runs'
     }
 
@@ -357,6 +370,70 @@ public class HostCosts {
             return -1;
         }
         return total;
+    }
+
+    // ---- each codec alone ----------------------------------------------------------------------------------------
+    /** Each codec's CPU per uncompressed byte alone on this thread, beyond an uncompressed batch's: building a batch
+     *  of 64 records of 1000 random letters through the producer's codec stream ({codec}.compress_ns), and reading
+     *  its records back as the leader's LogValidator does ({codec}.decompress_ns). The least of 4 timings of
+     *  0.08 s each after one of warm-up: the codec's own cost with the host to itself, a floor for its in-run cost. */
+    static Map<String, Object> codecs() throws Exception {
+        SplittableRandom random = new SplittableRandom(7);
+        byte[][] values = new byte[64][1000];
+        for (byte[] v : values) fill(v, random);
+        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+        Map<String, Object> out = new LinkedHashMap<>();
+        double[] plain = null;
+        for (String codec : new String[] {"none", "gzip", "snappy", "lz4", "zstd"}) {
+            Compression compression = switch (codec) {
+                case "gzip" -> Compression.gzip().build();
+                case "snappy" -> Compression.snappy().build();
+                case "lz4" -> Compression.lz4().build();
+                case "zstd" -> Compression.zstd().build();
+                default -> Compression.NONE;
+            };
+            double[] ns = codecTimes(compression, values, buffer);
+            if (plain == null) {
+                plain = ns;
+                continue;
+            }
+            out.put(codec + ".compress_ns", Math.max(0.0, ns[0] - plain[0]));
+            out.put(codec + ".decompress_ns", Math.max(0.0, ns[1] - plain[1]));
+        }
+        return out;
+    }
+
+    /** {build, read} CPU ns per uncompressed byte of one batch with `compression`, the least of 4 timings. */
+    static double[] codecTimes(Compression compression, byte[][] values, ByteBuffer buffer) throws Exception {
+        double[] best = {Double.MAX_VALUE, Double.MAX_VALUE};
+        BufferSupplier supplier = BufferSupplier.create();
+        long bytes = 0;
+        for (byte[] v : values) bytes += v.length;
+        for (int round = -1; round < 4; round++) {           // (a round of warm-up)
+            long build = 0, read = 0, batches = 0, sink = 0;
+            long end = THREADS.getCurrentThreadCpuTime() + 80_000_000L;
+            while (THREADS.getCurrentThreadCpuTime() < end) {
+                long t0 = THREADS.getCurrentThreadCpuTime();
+                buffer.clear();
+                MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, compression, TimestampType.CREATE_TIME, 0L);
+                for (int i = 0; i < values.length; i++) builder.append(i, null, values[i]);
+                MemoryRecords records = builder.build();
+                long t1 = THREADS.getCurrentThreadCpuTime();
+                for (RecordBatch batch : records.batches())
+                    try (CloseableIterator<Record> it = batch.streamingIterator(supplier)) {
+                        while (it.hasNext()) sink += it.next().valueSize();
+                    }
+                build += t1 - t0;
+                read += THREADS.getCurrentThreadCpuTime() - t1;
+                batches++;
+            }
+            blackhole += sink;
+            if (round >= 0) {
+                best[0] = Math.min(best[0], (double) build / batches / bytes);
+                best[1] = Math.min(best[1], (double) read / batches / bytes);
+            }
+        }
+        return best;
     }
 
     // ---- the host's speed score -----------------------------------------------------------------------------

@@ -150,6 +150,8 @@ def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
                     f"us a record, Sender {1e6 * m['sender_cpu_s'] / max(1, m['request-total']):.0f} us a request "
                     f"({time.monotonic() - started:.0f} s)")
             proc.stdin.close()
+            codecs_line = _next_result(proc, stderr, "each codec alone", prefix="CODECS ")
+            runs.append({"id": "codecs-alone", "codecs_alone": json.loads(codecs_line.split(" ", 1)[1])})
             speed_line = _next_result(proc, stderr, "the speed score", prefix="SPEED ")
             speed = json.loads(speed_line.split(" ", 1)[1])
             proc.wait(timeout=30)
