@@ -9,6 +9,7 @@ calibration.host_costs for the regression. The profile records every cost's stan
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import shutil
@@ -108,8 +109,10 @@ MATRIX = (
 )
 
 
-def calibrate_host(output: Path, short: bool = False, say=print) -> dict:
-    """Measure, regress, write the profile; returns it. Starts and stops its own cluster; leaves nothing running."""
+def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
+    """Measure, regress, write the profile; returns it. Starts and stops its own cluster; leaves nothing running.
+    Progress goes to `say` (default: stdout, each line flushed, so a pipe or a log file shows it as it comes)."""
+    say = say or functools.partial(print, flush=True)
     output = Path(output)
     if output.suffix not in (".yaml", ".yml"):
         raise LiveError(f"-o {output}: a profile is a .yaml file")
