@@ -139,7 +139,7 @@ def _codec_floors(costs: dict[str, Cost], alone: dict[str, float]) -> dict[str, 
 def _codec_jit(runs: list[dict]) -> dict[str, Cost]:
     """compression.<codec>.jit_cpu_ms: the JIT compilers' CPU while the warm JVM first runs a codec (its warm-up
     and measured phases) beyond what they spend in a run of the same JVM without one (the median of the others,
-    the JVM's first run left out): the codec's stream and library compiled. Measured over 11 calibrations on two
+    the JVM's first run left out): the codec's stream and library compiled. Measured over 12 calibrations on two
     hosts: lz4 0.7–1.9 CPU-s, snappy 0.5–1.1, zstd 0.2–0.6, gzip 0.03–0.4 (whose records are few)."""
     jit = lambda r: sum(r.get(p, {}).get("phase_jit_cpu_s", 0.0) for p in ("warmup", "measured"))   # noqa: E731
     plain = [jit(r) for r in runs[1:] if r["codec"] == "none" and "phase_jit_cpu_s" in r["measured"]]
