@@ -124,55 +124,18 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
     cluster = Cluster(cache_dir() / f"calibrate-host-{os.getpid()}", NODES, base_port)
     say(f"kafkasim: calibrate host: starting {NODES} Kafka nodes (ports {base_port}..)")
     cluster.up(quiet=True)
-    runs: list[dict] = []
-    speed = None
+    progress = lambda text: say(f"kafkasim: calibrate host: {text} ({time.monotonic() - started:.0f} s)")  # noqa: E731
     try:
-        jmx = ",".join(f"127.0.0.1:{cluster.jmx_port(i)}" for i in range(NODES))
-        pids = ",".join(str(p) for p in cluster.state.pids)
-        cmd = java_command(lib, TOOL.stem, ["--bootstrap-server", cluster.state.bootstrap, "--jmx", jmx,
-                                            "--broker-pids", pids,
-                                            "--clock-ticks", str(os.sysconf("SC_CLK_TCK"))], classes=classes)
-        stderr = tempfile.TemporaryFile("w+")
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                                start_new_session=True)
-        try:
-            for i, run in enumerate(MATRIX):
-                led = _background(lib, cluster, run.background)
-                proc.stdin.write(run.line(scale, i == 0) + "\n")
-                proc.stdin.flush()
-                line = _next_result(proc, stderr, run.id)
-                result = json.loads(line.split(" ", 1)[1])
-                if run.background:
-                    admin.delete_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC)
-                runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
-                             "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
-                             **({"background_led": led} if run.background else {})})
-                m = result["measured"]
-                say(f"kafkasim: calibrate host: [{i + 1}/{len(MATRIX)}] {run.id}: "
-                    f"{m['records'] / m['seconds']:,.0f} records/s, worker {1e6 * m['worker_cpu_s'] / m['records']:.2f} "
-                    f"us a record, Sender {1e6 * m['sender_cpu_s'] / max(1, m['request-total']):.0f} us a request "
-                    f"({time.monotonic() - started:.0f} s)")
-            proc.stdin.close()
-            codecs_line = _next_result(proc, stderr, "each codec alone", prefix="CODECS ")
-            runs.append({"id": "codecs-alone", "codecs_alone": json.loads(codecs_line.split(" ", 1)[1])})
-            speed_line = _next_result(proc, stderr, "the speed score", prefix="SPEED ")
-            speed = json.loads(speed_line.split(" ", 1)[1])
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            stderr.close()
+        runs, speed = _matrix(lib, classes, cluster, scale, progress)
         runs.append(_cold_perf_test(lib, cluster, scale))
         cold = runs[-1]["perf_test"]
-        say(f"kafkasim: calibrate host: a fresh kafka-producer-perf-test JVM: {cold['records_per_sec']:,.0f} "
-            f"records/s, its compilers {cold['threads'].get('C1', 0) + cold['threads'].get('C2', 0):.2f} CPU-s "
-            f"({time.monotonic() - started:.0f} s)")
+        progress(f"a fresh kafka-producer-perf-test JVM: {cold['records_per_sec']:,.0f} records/s, its compilers "
+                 f"{cold['threads'].get('C1', 0) + cold['threads'].get('C2', 0):.2f} CPU-s")
         for run in PYTHON_RUNS:
             runs.append(_python_run(lib, cluster, run, scale))
             r = runs[-1]["python"]
-            say(f"kafkasim: calibrate host: kafka-python {run.id}: {r['records_per_sec']:,.0f} records/s, worker "
-                f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record ({time.monotonic() - started:.0f} s)")
+            progress(f"kafka-python {run.id}: {r['records_per_sec']:,.0f} records/s, worker "
+                     f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record")
     finally:
         cluster.down()
         shutil.rmtree(cluster.directory, ignore_errors=True)     # (its logs too: nothing of it is kept)
@@ -192,6 +155,45 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
     say(f"kafkasim: calibrate host: wrote {output} and {runs_file} in {time.monotonic() - started:.0f} s "
         f"(speed score {fingerprint['speed_score']:.0f})")
     return profile
+
+
+def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tuple[list[dict], dict]:
+    """MATRIX in one HostCosts JVM, then each codec alone and the speed score it measures last: (runs, speed)."""
+    jmx = ",".join(f"127.0.0.1:{cluster.jmx_port(i)}" for i in range(NODES))
+    pids = ",".join(str(p) for p in cluster.state.pids)
+    cmd = java_command(lib, TOOL.stem, ["--bootstrap-server", cluster.state.bootstrap, "--jmx", jmx,
+                                        "--broker-pids", pids,
+                                        "--clock-ticks", str(os.sysconf("SC_CLK_TCK"))], classes=classes)
+    stderr = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            start_new_session=True)
+    runs: list[dict] = []
+    try:
+        for i, run in enumerate(MATRIX):
+            led = _background(lib, cluster, run.background)
+            proc.stdin.write(run.line(scale, i == 0) + "\n")
+            proc.stdin.flush()
+            result = json.loads(_next_result(proc, stderr, run.id).split(" ", 1)[1])
+            if run.background:
+                admin.delete_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC)
+            runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
+                         "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
+                         **({"background_led": led} if run.background else {})})
+            m = result["measured"]
+            say(f"[{i + 1}/{len(MATRIX)}] {run.id}: {m['records'] / m['seconds']:,.0f} records/s, worker "
+                f"{1e6 * m['worker_cpu_s'] / m['records']:.2f} us a record, Sender "
+                f"{1e6 * m['sender_cpu_s'] / max(1, m['request-total']):.0f} us a request")
+        proc.stdin.close()
+        codecs_line = _next_result(proc, stderr, "each codec alone", prefix="CODECS ")
+        runs.append({"id": "codecs-alone", "codecs_alone": json.loads(codecs_line.split(" ", 1)[1])})
+        speed = json.loads(_next_result(proc, stderr, "the speed score", prefix="SPEED ").split(" ", 1)[1])
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        stderr.close()
+    return runs, speed
 
 
 # JVMs the speed score is the best of: the hot path's compiled speed differs from JVM to JVM (on 2026-11-26's host
