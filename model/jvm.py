@@ -92,10 +92,12 @@ class Jvm:
         return 1.0 + (self.cold - 1.0) * cold
 
     def sender_owed(self, now: float) -> float:
-        """The Sender's extra CPU (jvm.sender_cold_cpu_ms) come due between its last call and `now`: from the
-        producer's start, so the first response pays what its cold metadata and connection work accrued before it
-        (≈ 0.1 CPU-s here: the start-up stall real runs show, 0.3–0.6 s max latency in their first window)."""
+        """The Sender's extra CPU (jvm.sender_cold_cpu_ms) come due between its last call and `now`, from its
+        first response on: a·(e^(−t₀/τ) − e^(−t/τ)) over the response's interval."""
         if self.sender_cold <= 0 or now <= self.sender_at:
+            return 0.0
+        if self.sender_at == 0.0:          # (from its first response on)
+            self.sender_at = now
             return 0.0
         last, self.sender_at = self.sender_at, now
         tau = self.sender_cold_s

@@ -131,8 +131,8 @@ def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monk
     """host.Slots hands out a free core, GIL, thread or lock without an event; granted through an event at the same
     instant instead (host.GRANT_AT_ONCE off, as simpy.Resource does) the run is the same. Where threads share a
     lock, the order of ties at one instant can differ, and with it which thread's chunk (its share of a batch)
-    goes first: in this 55 ms run on shared cores the mean latency moves by 4 % (a few records by 5 ms), the
-    median and p99 not at all."""
+    goes first: in this 55 ms run on shared cores the run ends up to 1 ms apart (perf-test's rate counts whole
+    ms: 56 against 57), the mean latency moves by up to 4 % (a few records by 5 ms), the median and p99 not at all."""
     s = scenario({**ONE_BROKER, **overrides})
     fast = capture(s)
     monkeypatch.setattr(host, "GRANT_AT_ONCE", False)
@@ -141,7 +141,7 @@ def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monk
         assert _figures(fast) == _figures(slow)
     else:
         assert fast.result.perf_test["records_per_sec"] == pytest.approx(slow.result.perf_test["records_per_sec"],
-                                                                         rel=1e-3)
+                                                                         rel=0.02)
         assert fast.result.latencies_ms.mean() == pytest.approx(slow.result.latencies_ms.mean(), rel=5e-2)
         for q in (50, 99):
             assert abs(np.percentile(fast.result.latencies_ms, q) - np.percentile(slow.result.latencies_ms, q)) <= 1
