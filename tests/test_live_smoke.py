@@ -515,10 +515,11 @@ def test_a_warm_up_repeats_while_the_brokers_compile(broker, tmp_path, monkeypat
 
 def test_warm_up_reads_repeat_while_the_brokers_compile(broker, tmp_path, monkeypatch):
     """A catch-up read's discarded warm-up reads repeat, each in a group of its own, while the brokers' compilers
-    are busy (here: always), up to WARMUP_LIMIT_SECONDS."""
+    are busy (here: always), up to WARMUP_LIMIT_SECONDS (10 s: one read, its group's join included, took 4.0 s
+    on a slow hour of this project's VM)."""
     from kafkasim.validation import measure
     monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
-    monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 4.0)
+    monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 10.0)
     scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=1)
     measurer.measure(Config(scenario, "java", ["producers=0", "consumers.groups=1",
                                                "consumers.prefilled_records=5000"]), target)
