@@ -20,7 +20,7 @@ from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.scenario import load_scenario
 from kafkasim.model.simulate import simulate
-from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS, best_speed
+from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS, SLOW_STATE_BYTES, best_speed
 
 KAFKASIM = [sys.executable, "-m", "kafkasim.app.cli"]
 TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, "compression.lz4.byte_ns": 1.2,
@@ -307,6 +307,19 @@ def test_predict_names_a_profile_measured_on_another_host(cache, tmp_path):
                          capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": str(cache)})
     assert out.returncode == 0, out.stderr
     assert f"profile {profile}" in out.stderr and "2.00×" in out.stderr
+
+
+def test_the_slow_state_warm_up_writes_only_what_the_host_has_not_since_it_booted():
+    """A broker's cost per byte rises once the host has written 3–4 GB since boot: the sustained run's warm-up
+    writes the rest of 6 GB, nothing more once the host has; its topic, like every run's, is led by node 1."""
+    keys = lambda line: dict(token.split("=", 1) for token in line.split())                       # noqa: E731
+    sustained = next(r for r in MATRIX if r.warm_bytes)
+    warmup = lambda written: int(keys(sustained.line(1.0, False, written))["warmup"])              # noqa: E731
+    assert warmup(0) * sustained.size >= SLOW_STATE_BYTES
+    assert warmup(SLOW_STATE_BYTES // 2) * sustained.size == pytest.approx(SLOW_STATE_BYTES / 2, rel=0.01)
+    assert warmup(10 * SLOW_STATE_BYTES) == warmup(SLOW_STATE_BYTES) < sustained.records
+    assert 0 < hostinfo.written_since_boot() or not os.path.exists("/proc/vmstat")
+    assert keys(next(r for r in MATRIX if r.partitions == 3).line(1.0, False))["assign"] == "1:2:3|1:2:3|1:2:3"
 
 
 def test_followers_cost_what_they_fetch():

@@ -36,6 +36,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
@@ -117,7 +119,14 @@ public class HostCosts {
                 config.put(token.substring(0, eq), token.substring(eq + 1));
             }
             String topic = config.get("topic");
-            admin.createTopics(List.of(new NewTopic(topic, assignment(config.get("assign"))))).all().get();
+            String only = config.getOrDefault("only", "");
+            if (only.equals("delete")) admin.deleteTopics(List.of(topic)).all().get();
+            else create(admin, topic, assignment(config.get("assign")));
+            if (!only.isEmpty()) {              // a topic made or deleted for what runs later, nothing measured
+                System.out.println("RESULT {}");
+                System.out.flush();
+                continue;
+            }
             try {
                 Map<String, Object> result = run(config, bootstrap, brokers);
                 System.out.println("RESULT " + json(result));
@@ -130,6 +139,26 @@ public class HostCosts {
         for (Broker b : brokers) b.close();
         System.out.println("CODECS " + json(codecs()));
         System.out.println("SPEED " + json(speed()));       // last: its own JIT work must not count in the runs'
+    }
+
+    /** Creates the topic and waits until each partition is led by its first replica with every replica in sync. */
+    static void create(Admin admin, String topic, Map<Integer, List<Integer>> assignment) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, assignment))).all().get();
+        long deadline = System.nanoTime() + 300_000_000_000L;
+        while (true) {
+            try {
+                List<TopicPartitionInfo> parts = admin.describeTopics(List.of(topic)).allTopicNames().get()
+                        .get(topic).partitions();
+                if (parts.size() == assignment.size() && parts.stream().allMatch(p -> p.leader() != null
+                        && p.leader().id() == assignment.get(p.partition()).get(0)
+                        && p.isr().size() == assignment.get(p.partition()).size())) return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) throw e;
+            }
+            if (System.nanoTime() > deadline) throw new IllegalStateException("topic " + topic
+                    + ": its partitions were not all led and in sync after 300 s");
+            Thread.sleep(100);
+        }
     }
 
     static Map<Integer, List<Integer>> assignment(String text) {

@@ -26,7 +26,7 @@ from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consum
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
-from kafkasim.validation import admin, consumerperf, environment, perftest, runners
+from kafkasim.validation import consumerperf, environment, perftest, runners
 from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
 from kafkasim.validation.runners import CLIENT_HEAP
@@ -50,45 +50,64 @@ class Run:
     replicas: int = 1
     rate: float = -1
     buffer: int = 33554432
-    warmup: int | None = None        # records of the discarded warm-up (default: a quarter of the records)
     consume: tuple[int, ...] = ()    # then read the topic once per fetch size (max.partition.fetch.bytes)
     background: int = 0              # beside an idle topic of this many RF-3 partitions (in the fetch sessions)
     consume_warmup: bool = False     # after a discarded read that warms the consumer's code
+    warm_bytes: int = 0              # a warm-up that writes this many bytes through the leader, less the host's own
 
-    def line(self, scale: float, first: bool) -> str:
+    @property
+    def topic(self) -> str:
+        return f"kafkasim-host-{self.id}"
+
+    def topic_line(self, only: str, spread: bool = False) -> str:
+        """HostCosts' line that only creates (`only="create"`) or deletes this run's topic."""
+        return (f"id={self.id} topic={self.topic} assign={assignment(self.partitions, self.replicas, spread)} "
+                f"only={only}")
+
+    def line(self, scale: float, first: bool, written: int = 0) -> str:
+        """The run's line for HostCosts; `written`: bytes the host has written since it booted (they count
+        towards a warm-up of `warm_bytes`)."""
         records = max(2000, int(self.records * scale))
         # the first run starts the JVM and warms the brokers: a long warm-up (its cold start is measured)
         warmup = max(1000, int((1.5 if first else 0.25) * records)) if self.rate <= 0 else records // 4
-        if self.warmup is not None:
-            warmup = max(1000, int(self.warmup * scale))
-        leader_first = "|".join(":".join(str(1 + (j % NODES)) for j in range(self.replicas))
-                                for _ in range(self.partitions))
+        if self.warm_bytes:
+            warmup = max(warmup, int(scale * (self.warm_bytes - written) / self.size))
         props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
                  "acks": self.acks, "enable.idempotence": "false", "max.in.flight.requests.per.connection": 5,
                  "buffer.memory": self.buffer}
         reads = [f"consume={','.join(map(str, self.consume))}"] if self.consume else []
         if self.consume_warmup:
             reads.append("consume_warmup=1")
-        return " ".join([f"id={self.id}", f"topic=kafkasim-host-{self.id}", f"assign={leader_first}",
+        return " ".join([f"id={self.id}", f"topic={self.topic}", f"assign={assignment(self.partitions, self.replicas)}",
                          f"records={records}", f"warmup={warmup}", f"size={self.size}", f"rate={self.rate * scale}",
                          *(f"p.{k}={v}" for k, v in props.items()), *reads])
 
 
+def assignment(partitions: int, replicas: int, spread: bool = False) -> str:
+    """HostCosts' replica assignment, partition by partition: node 1 leads each (`spread`: the nodes in turn), the
+    next nodes follow."""
+    return "|".join(":".join(str(1 + (p * spread + j) % NODES) for j in range(replicas)) for p in range(partitions))
+
+
 # The first run starts the JVM (its cold start is measured) and warms the brokers' produce and replication paths
-# (it is left out of the brokers' costs). Record sizes 100 B–4 KiB and batches 16–256 KiB separate the worker's per-record, per-byte and per-batch costs and
-# the Sender's per-request and per-batch ones; partitions put several batches in a request; each codec gives its
-# cost per byte on the worker and on the leader; one and two followers give the fetch costs, and the last of those
-# again beside an idle topic of 600 partitions the cost of each partition in a fetch session; the throttled run,
-# the hand-offs at low load; a full buffer and a small one, the collector's cost per record and per record held. ≈ 1.5 minutes of runs on this project's 2-core machine.
-# The second writes ≈ 6 GB through the leader first: measured on this project's VMs, once 3–4 GB had passed through
-# a broker's log since the host booted, its request handlers' kernel time per append tripled (user time the same)
-# and stayed so, whatever the retention settings; every live run after a minute's warm-up meets that state. (≈ 20 s)
+# (it is left out of the brokers' costs). Record sizes 100 B–4 KiB and batches 16–256 KiB separate the worker's
+# per-record, per-byte and per-batch costs and the Sender's per-request and per-batch ones; partitions put several
+# batches in a request; each codec gives its cost per byte on the worker and on the leader; one and two followers
+# give the fetch costs, and the last of those again beside an idle topic of 600 partitions the cost of each
+# partition in a fetch session; the throttled run, the hand-offs at low load; a full buffer and a small one, the
+# collector's cost per record and per record held. ≈ 1.5 minutes of runs on this project's 2-core machine.
+# The second first brings the host to the state every live run meets (≈ 30 s on a host that just booted, none
+# later): measured on this project's VMs, once 3–4 GB had been written since the host booted, a broker's request
+# handlers' kernel time per append tripled (user time the same) and stayed so, whatever the retention settings,
+# through new brokers too (session 25: a calibration without this warm-up, 640 GB into the boot, measured the
+# same cost per byte). So the warm-up writes what the host has not yet written of 6 GB.
 # Three of them are then read by a consumer, with small and large fetches: its costs per fetch, record and byte,
 # and the leader's per consumer fetch (≈ 10 s in all).
+SLOW_STATE_BYTES = 6_000_000_000
 CONSUMER_FETCHES = (65536, 1048576)
 MATRIX = (
     Run("warm-s1k-b64k-p3-r3", 1000, 150_000, acks="all", partitions=3, replicas=3),
-    Run("s4k-b64k-sustained", 4000, 50_000, warmup=1_500_000),
+    Run("s4k-b64k-sustained", 4000, 50_000, warm_bytes=SLOW_STATE_BYTES),
     Run("s512-b64k", 512, 300_000, consume=CONSUMER_FETCHES, consume_warmup=True),
     Run("s100-b16k-l0", 100, 400_000, batch=16384, linger=0),
     Run("s100-b256k", 100, 500_000, batch=262144, linger=10, consume=CONSUMER_FETCHES),
@@ -137,8 +156,8 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
             progress(f"kafka-python {run.id}: {r['records_per_sec']:,.0f} records/s, worker "
                      f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record")
     finally:
-        cluster.down()
-        shutil.rmtree(cluster.directory, ignore_errors=True)     # (its logs too: nothing of it is kept)
+        cluster.down(grace=0)                                    # (no shutdown to wait for: nothing of it is kept,
+        shutil.rmtree(cluster.directory, ignore_errors=True)     # its logs neither)
     fingerprint = measure_speed(lib, first=speed)
     measured_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     runs = [{**r, "host": fingerprint, "measured_at": measured_at} for r in runs]
@@ -167,22 +186,28 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
     stderr = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             start_new_session=True)
+    ask = lambda line, what: json.loads(_next_result(proc, stderr, what, line=line).split(" ", 1)[1])  # noqa: E731
     runs: list[dict] = []
+    written = hostinfo.written_since_boot()
+    say(f"this host has written {written / 1e9:,.1f} GB since it booted"
+        + ("" if written >= SLOW_STATE_BYTES else f"; the second run writes the rest of {SLOW_STATE_BYTES / 1e9:.0f}"))
     try:
         for i, run in enumerate(MATRIX):
-            led = _background(lib, cluster, run.background)
-            proc.stdin.write(run.line(scale, i == 0) + "\n")
-            proc.stdin.flush()
-            result = json.loads(_next_result(proc, stderr, run.id).split(" ", 1)[1])
+            background = Run(BACKGROUND_ID, 0, 0, partitions=run.background, replicas=NODES)
             if run.background:
-                admin.delete_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC)
+                ask(background.topic_line("create", spread=True), "the idle background topic")
+            result = ask(run.line(scale, i == 0, written), run.id)
+            if run.background:
+                ask(background.topic_line("delete"), "deleting the background topic")
             runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
                          "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
-                         **({"background_led": led} if run.background else {})})
+                         **({"background_led": -(-run.background // NODES)} if run.background else {})})
             m = result["measured"]
             say(f"[{i + 1}/{len(MATRIX)}] {run.id}: {m['records'] / m['seconds']:,.0f} records/s, worker "
                 f"{1e6 * m['worker_cpu_s'] / m['records']:.2f} us a record, Sender "
                 f"{1e6 * m['sender_cpu_s'] / max(1, m['request-total']):.0f} us a request")
+        for run in (PERF_TEST, *PYTHON_RUNS):          # the topics of the runs that follow in other processes
+            ask(run.topic_line("create"), f"creating {run.topic}")
         proc.stdin.close()
         codecs_line = _next_result(proc, stderr, "each codec alone", prefix="CODECS ")
         runs.append({"id": "codecs-alone", "codecs_alone": json.loads(codecs_line.split(" ", 1)[1])})
@@ -231,19 +256,7 @@ def best_speed(speeds: list[dict]) -> dict:
     return {**best, "spread": max([between] + [x.get("spread", 0.0) for x in speeds]), "jvms": len(speeds)}
 
 
-BACKGROUND_TOPIC = "kafkasim-host-background"
-
-
-def _background(lib: Path, cluster: Cluster, partitions: int) -> int:
-    """An idle RF-3 topic of `partitions` (none if 0): how many of them node 1 leads, each then in both of its
-    followers' fetch sessions."""
-    if not partitions:
-        return 0
-    admin.create_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC, partitions, NODES, timeout=600)
-    parts = admin.wait_for_topic(lib, cluster.state.bootstrap, BACKGROUND_TOPIC,
-                                 lambda ps: len(ps) == partitions and all(len(p["isr"]) == NODES for p in ps),
-                                 "every partition in sync", timeout=300)
-    return sum(p["leader"] == 1 for p in parts)
+BACKGROUND_ID = "background"         # (its topic: kafkasim-host-background)
 
 
 PERF_TEST = Run("perf-test-cold", 1000, 300_000)
@@ -255,11 +268,10 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
     run = PERF_TEST
     records = max(20_000, int(run.records * scale))
     cmd = java_command(lib, "org.apache.kafka.tools.ProducerPerformance",
-                       _perf_args(cluster, run, "kafkasim-host-perf-test", records, codec=True), heap=CLIENT_HEAP)
+                       _perf_args(cluster, run, records, codec=True), heap=CLIENT_HEAP)
     threads = environment.ThreadCpu()       # (at_start: when the Sender first shows, perf-test's clock starts)
-    reads: list[dict] = []
-    parsed = _tool_run(lib, cluster, run, "kafkasim-host-perf-test", cmd, records / 1000, threads.sample,
-                       then=lambda: reads.extend(_cold_reads(lib, cluster, "kafkasim-host-perf-test", records)))
+    parsed = _tool_run(run, cmd, records / 1000, threads.sample)
+    reads = _cold_reads(lib, cluster, run.topic, records)
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
@@ -304,12 +316,11 @@ PYTHON_RUNS = (Run("kp-s100-b16k", 100, 40_000, batch=16384), Run("kp-s100-b64k"
 def _python_run(lib: Path, cluster: Cluster, run: Run, scale: float) -> dict:
     """One kafka-python perf-test run (kafkasim.validation.pyperf): its main thread's CPU (the worker) and its other
     threads' (the I/O thread, the Sender), and its own counters."""
-    topic = f"kafkasim-host-{run.id}"
     records = max(3000, int(run.records * scale))
     cmd = [sys.executable, "-m", "kafkasim.validation.pyperf", "--client", "kafka-python",
-           *_perf_args(cluster, run, topic, records, codec=False)]
+           *_perf_args(cluster, run, records, codec=False)]
     threads = environment.ThreadCpu(kind=environment.main_or_other)
-    parsed = _tool_run(lib, cluster, run, topic, cmd, records / 200, threads.sample)
+    parsed = _tool_run(run, cmd, records / 200, threads.sample)
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}") or 0.0                   # noqa: E731
     # kafka-python keeps rates, not totals: its requests from the records a request carried, its bytes from their size
     requests = records / metric("records-per-request-avg") if metric("records-per-request-avg") else None
@@ -320,35 +331,31 @@ def _python_run(lib: Path, cluster: Cluster, run: Run, scale: float) -> dict:
         "request-total": requests, "outgoing-byte-total": requests * metric("request-size-avg") if requests else None}}
 
 
-def _perf_args(cluster: Cluster, run: Run, topic: str, records: int, codec: bool) -> list[str]:
+def _perf_args(cluster: Cluster, run: Run, records: int, codec: bool) -> list[str]:
     """perf-test's flags for one of the runs here (the Python copy takes the same)."""
     props = {"acks": run.acks, "batch.size": run.batch, "linger.ms": run.linger, "enable.idempotence": "false",
              **({"compression.type": run.codec} if codec else {})}
-    return ["--bootstrap-server", cluster.state.bootstrap, "--topic", topic, "--num-records", str(records),
+    return ["--bootstrap-server", cluster.state.bootstrap, "--topic", run.topic, "--num-records", str(records),
             "--record-size", str(run.size), "--throughput", "-1", "--print-metrics",
             "--command-property", *(f"{k}={v}" for k, v in props.items())]
 
 
-def _tool_run(lib: Path, cluster: Cluster, run: Run, topic: str, cmd: list[str], seconds: float, watch,
-              then=None):
-    """One perf-test run on a topic of its own (made and deleted around it), watched while it runs, and `then()`
-    before the topic goes; its parsed output, or a one-line error naming the run."""
-    admin.create_topic(lib, cluster.state.bootstrap, topic, run.partitions, 1)
-    try:
-        out = runners.run(cmd, 120 + seconds, watch)
-        parsed = perftest.parse(out.stdout)
-        if out.exit_status != 0 or parsed.total is None:
-            raise LiveError(f"calibrate host: the run {run.id} failed: "
-                            f"{runners.last_line(out.stderr)}")
-        if then is not None:
-            then()
-    finally:
-        admin.delete_topic(lib, cluster.state.bootstrap, topic)
+def _tool_run(run: Run, cmd: list[str], seconds: float, watch):
+    """One perf-test run on its topic (HostCosts made it), watched while it runs: its parsed output, or a one-line
+    error naming the run."""
+    out = runners.run(cmd, 120 + seconds, watch)
+    parsed = perftest.parse(out.stdout)
+    if out.exit_status != 0 or parsed.total is None:
+        raise LiveError(f"calibrate host: the run {run.id} failed: {runners.last_line(out.stderr)}")
     return parsed
 
 
-def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ") -> str:
-    """The tool's next line of the kind asked for; a one-line error naming the step if it ends first."""
+def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ", line: str = "") -> str:
+    """The tool's next line of the kind asked for (after sending it `line`, if any); a one-line error naming the
+    step if it ends first."""
+    if line:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
     for line in proc.stdout:
         if line.startswith(prefix):
             return line
