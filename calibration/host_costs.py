@@ -114,7 +114,8 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     costs.update(_replication(runs, costs, idle))
     costs.update(_latencies(runs, costs, perf))
     costs.update(_codec_jit(runs))
-    costs.update(_codec_floors(costs, alone))
+    notes.update(_validation_in_run(costs))
+    costs.update(_codecs_alone(costs, alone))
     for codec in CODECS:
         ratios = [r["measured"]["bytes"] / r["measured"]["uncompressed"] for r in produce if r["codec"] == codec]
         if ratios:
@@ -123,17 +124,33 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     return costs, notes
 
 
-def _codec_floors(costs: dict[str, Cost], alone: dict[str, float]) -> dict[str, Cost]:
-    """Each codec's in-run costs, at least what the codec costs alone (HostCosts' CODECS: a batch compressed and
-    read back on a thread with the host to itself): a run's single codec term takes that run's noise, and the
-    non-negative fit sets it to 0 where the run came out fast (snappy's cost per byte in 7 of 12 calibrations)."""
+def _validation_in_run(costs: dict[str, Cost]) -> dict:
+    """The fit's leader validation per codec, kept in the profile's notes beside the cost alone it gives way to."""
+    fitted = {codec: round(costs[f"compression.{codec}.validate_ns"].value, 3) for codec in CODECS
+              if f"compression.{codec}.validate_ns" in costs}
+    return {"validate_in_run_ns": fitted} if fitted else {}
+
+
+def _codecs_alone(costs: dict[str, Cost], alone: dict[str, float]) -> dict[str, Cost]:
+    """Each codec's costs from what it costs alone (HostCosts' CODECS: a batch compressed and read back on a thread
+    with the host to itself). The worker's in-run cost per byte is at least its compression alone: a run's single
+    codec term takes that run's noise, and the non-negative fit set snappy's to 0 in 7 of 12 calibrations. The
+    leader's validation is its read-back alone: in the one codec run of a calibration the brokers still compile
+    that codec's path (0.2–0.8 CPU-s of their compilers), and the fit came out 1.2–8× the read-back alone where
+    warm brokers in the transfer runs paid 0.8–2× it (lz4, snappy, zstd; gzip 1.0–1.1×)."""
     out = {}
-    for key, measured in (("byte_ns", "compress_ns"), ("validate_ns", "decompress_ns")):
-        for codec in CODECS:
-            name, floor = f"compression.{codec}.{key}", alone.get(f"{codec}.{measured}")
-            if name in costs and floor is not None and costs[name].value < floor:
-                out[name] = Cost(float(floor), costs[name].se, costs[name].runs)
+    for codec in CODECS:
+        name, floor = f"compression.{codec}.byte_ns", alone.get(f"{codec}.compress_ns")
+        if name in costs and floor is not None and costs[name].value < floor:
+            out[name] = Cost(float(floor), costs[name].se, costs[name].runs)
+        name, read = f"compression.{codec}.validate_ns", alone.get(f"{codec}.decompress_ns")
+        if name in costs and read is not None:
+            out[name] = Cost(float(read), ALONE_SPREAD * float(read), costs[name].runs)
     return out
+
+
+# How far two JVMs' codec costs alone differ, a minute apart on one host (up to 25 %): their standard error
+ALONE_SPREAD = 0.25
 
 
 def _codec_jit(runs: list[dict]) -> dict[str, Cost]:

@@ -301,14 +301,15 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
         lines += [f"| {k} (measured directly) | {v:.3g} | |" for k, v in fitted.fixed.items()]
     lines += ["", "Other load is the CPU other processes took during the runs (median, cores; – where not recorded): "
               "predictions include it when it is at least " + f"{QUIET_CORES} cores.",
-              "", "| config | role | measured rec/s | predicted | error | run range | measured p99 | predicted p99 "
-              "| other load |" + (" another session's rec/s |" if again_rate else ""),
-              "|---|---|---|---|---|---|---|---|---|" + ("---|" if again_rate else "")]
+              "", "| config | role | measured rec/s | predicted | error | run range | measured p50 | predicted p50 "
+              "| measured p99 | predicted p99 | other load |" + (" another session's rec/s |" if again_rate else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if again_rate else "")]
     for r in rows:
         m, p = r.obs.measured.get("records_per_sec", 0), r.pred.get("records_per_sec", 0)
         other = "–" if r.obs.background_cores is None else f"{r.obs.background_cores:.2f}"
         lines.append(f"| {r.obs.config_id} | {r.role} | {m:,.0f} | {p:,.0f} | {100 * (p / m - 1):+.0f} % | "
-                     f"{100 * r.obs.spread.get('records_per_sec', 0):.0f} % | {r.obs.measured.get('p99_ms', 0):,.0f} | "
+                     f"{100 * r.obs.spread.get('records_per_sec', 0):.0f} % | {r.obs.measured.get('p50_ms', 0):,.0f} | "
+                     f"{r.pred.get('p50_ms', 0):,.0f} | {r.obs.measured.get('p99_ms', 0):,.0f} | "
                      f"{r.pred.get('p99_ms', 0):,.0f} | {other} |"
                      + (f" {again_rate[r.obs.config_id]:,.0f} |" if r.obs.config_id in again_rate
                         else " |" if again_rate else ""))
