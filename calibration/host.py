@@ -38,17 +38,6 @@ def boot_id() -> str:
         return "unknown"
 
 
-def written_since_boot() -> int:
-    """Bytes this host's page cache has dirtied since it booted (/proc/vmstat's nr_dirtied; 0 where unknown)."""
-    try:
-        for line in open("/proc/vmstat"):
-            if line.startswith("nr_dirtied "):
-                return int(line.split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def cache_file() -> Path:
     from kafkasim.model.hardware import cache_dir
     return cache_dir() / "host.json"

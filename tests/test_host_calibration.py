@@ -311,16 +311,13 @@ def test_predict_names_a_profile_measured_on_another_host(cache, tmp_path):
     assert f"profile {profile}" in out.stderr and "2.00×" in out.stderr
 
 
-def test_the_slow_state_warm_up_writes_only_what_the_host_has_not_since_it_booted():
-    """A broker's cost per byte rises once the host has written 3–4 GB since boot: the sustained run's warm-up
-    writes the rest of 6 GB, nothing more once the host has; its topic, like every run's, is led by node 1."""
+def test_the_sustained_run_writes_6_gb_first_and_every_topic_is_led_by_node_1():
+    """A broker's cost per byte rises once the host has written 3–4 GB since boot, and its code warms with load: the
+    sustained run's warm-up writes 6 GB (a tenth in the short mode); node 1 leads every measured topic."""
     keys = lambda line: dict(token.split("=", 1) for token in line.split())                       # noqa: E731
     sustained = next(r for r in MATRIX if r.warm_bytes)
-    warmup = lambda written: int(keys(sustained.line(1.0, False, written))["warmup"])              # noqa: E731
-    assert warmup(0) * sustained.size >= SLOW_STATE_BYTES
-    assert warmup(SLOW_STATE_BYTES // 2) * sustained.size == pytest.approx(SLOW_STATE_BYTES / 2, rel=0.01)
-    assert warmup(10 * SLOW_STATE_BYTES) == warmup(SLOW_STATE_BYTES) < sustained.records
-    assert 0 < hostinfo.written_since_boot() or not os.path.exists("/proc/vmstat")
+    assert int(keys(sustained.line(1.0, False))["warmup"]) * sustained.size >= SLOW_STATE_BYTES
+    assert int(keys(sustained.line(0.1, False))["warmup"]) * sustained.size >= SLOW_STATE_BYTES / 10
     assert keys(next(r for r in MATRIX if r.partitions == 3).line(1.0, False))["assign"] == "1:2:3|1:2:3|1:2:3"
 
 

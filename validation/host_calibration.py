@@ -53,7 +53,7 @@ class Run:
     consume: tuple[int, ...] = ()    # then read the topic once per fetch size (max.partition.fetch.bytes)
     background: int = 0              # beside an idle topic of this many RF-3 partitions (in the fetch sessions)
     consume_warmup: bool = False     # after a discarded read that warms the consumer's code
-    warm_bytes: int = 0              # a warm-up that writes this many bytes through the leader, less the host's own
+    warm_bytes: int = 0              # a warm-up that writes this many bytes through the leader
 
     @property
     def topic(self) -> str:
@@ -64,14 +64,13 @@ class Run:
         return (f"id={self.id} topic={self.topic} assign={assignment(self.partitions, self.replicas, spread)} "
                 f"only={only}")
 
-    def line(self, scale: float, first: bool, written: int = 0) -> str:
-        """The run's line for HostCosts; `written`: bytes the host has written since it booted (they count
-        towards a warm-up of `warm_bytes`)."""
+    def line(self, scale: float, first: bool) -> str:
+        """The run's line for HostCosts."""
         records = max(2000, int(self.records * scale))
         # the first run starts the JVM and warms the brokers: a long warm-up (its cold start is measured)
         warmup = max(1000, int((1.5 if first else 0.25) * records)) if self.rate <= 0 else records // 4
         if self.warm_bytes:
-            warmup = max(warmup, int(scale * (self.warm_bytes - written) / self.size))
+            warmup = max(warmup, int(scale * self.warm_bytes / self.size))
         props = {"batch.size": self.batch, "linger.ms": self.linger, "compression.type": self.codec,
                  "acks": self.acks, "enable.idempotence": "false", "max.in.flight.requests.per.connection": 5,
                  "buffer.memory": self.buffer}
@@ -96,11 +95,11 @@ def assignment(partitions: int, replicas: int, spread: bool = False) -> str:
 # give the fetch costs, and the last of those again beside an idle topic of 600 partitions the cost of each
 # partition in a fetch session; the throttled run, the hand-offs at low load; a full buffer and a small one, the
 # collector's cost per record and per record held. ≈ 1.5 minutes of runs on this project's 2-core machine.
-# The second first brings the host to the state every live run meets (≈ 30 s on a host that just booted, none
-# later): measured on this project's VMs, once 3–4 GB had been written since the host booted, a broker's request
-# handlers' kernel time per append tripled (user time the same) and stayed so, whatever the retention settings,
-# through new brokers too (session 25: a calibration without this warm-up, 640 GB into the boot, measured the
-# same cost per byte). So the warm-up writes what the host has not yet written of 6 GB.
+# The second first writes 6 GB through the leader (≈ 30 s): measured on this project's VMs, once 3–4 GB had been
+# written since the host booted, a broker's request handlers' kernel time per append tripled (user time the same)
+# and stayed so, whatever the retention settings, through new brokers too; and the brokers' own code warms with it
+# (a calibration without it, 700 GB into a boot, had its next runs' broker CPU 23–34 % above the fit, against
+# −13 to +9 % with it; session 25).
 # Three of them are then read by a consumer, with small and large fetches: its costs per fetch, record and byte,
 # and the leader's per consumer fetch (≈ 10 s in all).
 SLOW_STATE_BYTES = 6_000_000_000
@@ -188,15 +187,12 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
                             start_new_session=True)
     ask = lambda line, what: json.loads(_next_result(proc, stderr, what, line=line).split(" ", 1)[1])  # noqa: E731
     runs: list[dict] = []
-    written = hostinfo.written_since_boot()
-    say(f"this host has written {written / 1e9:,.1f} GB since it booted"
-        + ("" if written >= SLOW_STATE_BYTES else f"; the second run writes the rest of {SLOW_STATE_BYTES / 1e9:.0f}"))
     try:
         for i, run in enumerate(MATRIX):
             background = Run(BACKGROUND_ID, 0, 0, partitions=run.background, replicas=NODES)
             if run.background:
                 ask(background.topic_line("create", spread=True), "the idle background topic")
-            result = ask(run.line(scale, i == 0, written), run.id)
+            result = ask(run.line(scale, i == 0), run.id)
             if run.background:
                 ask(background.topic_line("delete"), "deleting the background topic")
             runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
