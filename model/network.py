@@ -14,6 +14,8 @@ from kafkasim.model.host import Pipe, call_at, transfer, trigger_at
 REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
 PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length
 RESPONSE_BYTES_PER_PARTITION = 40
+# The broker's socket receive buffer: socket.receive.buffer.bytes' default (102400), doubled by Linux as it is set
+RECEIVE_BUFFER = 2 * 102400
 REQUEST_METRICS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs", "ResponseSendTimeMs",
                    "TotalTimeMs")
 
@@ -63,7 +65,9 @@ class Connection:
 
     TCP is reduced to its rate limits: a request's bytes cross every pipe on the path (the connection's own
     window/RTT limit, NICs, any capped link) and arrive one-way latency later. canSendMore needs the newest
-    request fully written, i.e. all but the last send.buffer.bytes of it on the wire.
+    request fully written, i.e. all but the last send.buffer.bytes of it on the wire. TCP's flow control: the bytes
+    the broker has not read (it reads a connection's next request once the previous response has left) fit in the two
+    socket buffers; a request that does not fit is written as the broker reads those ahead of it.
     """
 
     def __init__(self, env: simpy.Environment, index: int, broker, out_pipes: list[Pipe], back_pipes: list[Pipe],
@@ -80,6 +84,8 @@ class Connection:
         self.sender = sender
         self.in_flight: list[ProduceRequest] = []
         self.arrived: deque[ProduceRequest] = deque()   # on their way or at the broker, not yet read
+        self.unread = 0                                 # their bytes, of requests fully written
+        self.blocked: deque[tuple[ProduceRequest, str]] = deque()   # requests waiting for room in the buffers
         self.broker_waiting: simpy.Event | None = None
         for pipe in back_pipes:
             pipe.users += 1
@@ -126,6 +132,11 @@ class Connection:
             self.broker.serve_at_once(self, request)
         else:
             self._to_broker(request, request.arrived)
+            if self.blocked or not self._fits(request.size):
+                request.written = np.inf            # written once the broker has read enough of those ahead
+                self.blocked.append((request, acks))
+                return
+            self.unread += request.size
         if acks == "0":
             # acks=0: the request is done once written; the Sender completes its batches then.
             self.env.timeout(request.written - now).callbacks.append(lambda _: self.sender.on_response(request))
@@ -139,6 +150,7 @@ class Connection:
     def hand_to_broker(self, request: ProduceRequest, start: float) -> None:
         """From serve_at_once: the broker's loop serves this request, starting at `start`, and all later ones."""
         self.at_once = False
+        self.unread += request.size
         self._to_broker(request, start)
 
     def next_request(self, unmuted: float) -> Generator:
@@ -150,7 +162,27 @@ class Connection:
         ready = max(self.arrived[0].arrived, unmuted)
         if ready > self.env.now:
             yield self.env.timeout(ready - self.env.now)
-        return self.arrived.popleft()
+        request = self.arrived.popleft()
+        self.unread -= request.size
+        self._unblock()
+        return request
+
+    def _fits(self, size: int) -> bool:
+        """Whether a request of `size` bytes fits in the socket buffers beside the unread ones (a larger one than
+        they hold streams through them while the broker reads it)."""
+        return self.unread == 0 or self.unread + size <= self.send_buffer + RECEIVE_BUFFER
+
+    def _unblock(self) -> None:
+        """Requests waiting for room in the socket buffers are written, in order, as far as the room goes."""
+        now = self.env.now
+        while self.blocked and self._fits(self.blocked[0][0].size):
+            request, acks = self.blocked.popleft()
+            request.written = now
+            self.unread += request.size
+            if acks == "0":
+                self.sender.on_response(request)
+            else:
+                self.sender.wakeup()
 
     def respond(self, request: ProduceRequest, size: int) -> float:
         """The broker sends the response; returns when its last byte has left."""

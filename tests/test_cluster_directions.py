@@ -70,6 +70,17 @@ def test_latency_rises_from_acks_0_to_1_to_all():
     assert one - zero >= ACKS_BASE["hardware.rtt_ms"] * 0.9      # acks=1 waits at least a client round trip
 
 
+def test_acks_0_is_held_to_the_brokers_pace_by_tcp_flow_control():
+    """acks=0 needs no response, but a broker reads a connection's next request only once it has handled the last:
+    the bytes it has not read fill the two socket buffers, the producer's writes stall, its in-flight requests
+    stay unwritten and the accumulator fills. So acks=0 on brokers that are the limit goes no faster than acks=1,
+    and its records wait in the full buffer (p50 of hundreds of ms) rather than leaving at once."""
+    zero = cached(scenario(BROKER_BOUND, **{"producer.acks": "0", "workload.records": 100_000}))
+    one = cached(scenario(BROKER_BOUND, **{"producer.acks": "1", "workload.records": 100_000}))
+    assert rate(zero) <= 1.1 * rate(one)
+    assert zero.perf_test["p50_ms"] > 0.5 * one.perf_test["p50_ms"] > 100
+
+
 def test_acks_all_with_rf_1_costs_nothing_extra():
     one = cached(scenario(ACKS_BASE, **{"producer.acks": "1", "topic.replication.factor": 1}))
     all_ = cached(scenario(ACKS_BASE, **{"producer.acks": "all", "topic.replication.factor": 1}))
