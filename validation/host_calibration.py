@@ -150,7 +150,7 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
         progress(f"a fresh kafka-producer-perf-test JVM: {cold['records_per_sec']:,.0f} records/s, its compilers "
                  f"{cold['threads'].get('C1', 0) + cold['threads'].get('C2', 0):.2f} CPU-s")
         for run in PYTHON_RUNS:
-            runs.append(_python_run(lib, cluster, run, scale))
+            runs.append(_python_run(cluster, run, scale))
             r = runs[-1]["python"]
             progress(f"kafka-python {run.id}: {r['records_per_sec']:,.0f} records/s, worker "
                      f"{1e6 * r['worker_cpu_s'] / r['records']:.1f} us a record")
@@ -189,11 +189,11 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
     runs: list[dict] = []
     try:
         for i, run in enumerate(MATRIX):
-            background = Run(BACKGROUND_ID, 0, 0, partitions=run.background, replicas=NODES)
-            if run.background:
+            background = Run(BACKGROUND_ID, 0, 0, partitions=run.background, replicas=NODES) if run.background else None
+            if background:
                 ask(background.topic_line("create", spread=True), "the idle background topic")
             result = ask(run.line(scale, i == 0), run.id)
-            if run.background:
+            if background:
                 ask(background.topic_line("delete"), "deleting the background topic")
             runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
                          "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
@@ -309,7 +309,7 @@ PYTHON_RUNS = (Run("kp-s100-b16k", 100, 40_000, batch=16384), Run("kp-s100-b64k"
                Run("kp-s1k-b16k", 1000, 30_000, batch=16384), Run("kp-s1k-b64k", 1000, 30_000))
 
 
-def _python_run(lib: Path, cluster: Cluster, run: Run, scale: float) -> dict:
+def _python_run(cluster: Cluster, run: Run, scale: float) -> dict:
     """One kafka-python perf-test run (kafkasim.validation.pyperf): its main thread's CPU (the worker) and its other
     threads' (the I/O thread, the Sender), and its own counters."""
     records = max(3000, int(run.records * scale))
