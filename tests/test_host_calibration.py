@@ -20,7 +20,7 @@ from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.scenario import load_scenario
 from kafkasim.model.simulate import simulate
-from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS, SLOW_STATE_BYTES, best_speed
+from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS, SLOW_STATE_BYTES, Run, best_speed
 
 KAFKASIM = [sys.executable, "-m", "kafkasim.app.cli"]
 TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, "compression.lz4.byte_ns": 1.2,
@@ -319,6 +319,8 @@ def test_the_sustained_run_writes_6_gb_first_and_every_topic_is_led_by_node_1():
     assert int(keys(sustained.line(1.0, False))["warmup"]) * sustained.size >= SLOW_STATE_BYTES
     assert int(keys(sustained.line(0.1, False))["warmup"]) * sustained.size >= SLOW_STATE_BYTES / 10
     assert keys(next(r for r in MATRIX if r.partitions == 3).line(1.0, False))["assign"] == "1:2:3|1:2:3|1:2:3"
+    background = next(r for r in MATRIX if r.background)
+    assert Run("background", 0, 0, partitions=background.background, replicas=3).led_by_node_1(spread=True) == 200
 
 
 def test_followers_cost_what_they_fetch():

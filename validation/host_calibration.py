@@ -59,6 +59,10 @@ class Run:
     def topic(self) -> str:
         return f"kafkasim-host-{self.id}"
 
+    def led_by_node_1(self, spread: bool = False) -> int:
+        """How many of this run's partitions node 1 leads under `assignment`."""
+        return sum(p.split(":")[0] == "1" for p in assignment(self.partitions, self.replicas, spread).split("|"))
+
     def topic_line(self, only: str, spread: bool = False) -> str:
         """HostCosts' line that only creates (`only="create"`) or deletes this run's topic."""
         return (f"id={self.id} topic={self.topic} assign={assignment(self.partitions, self.replicas, spread)} "
@@ -185,7 +189,7 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
     stderr = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             start_new_session=True)
-    ask = lambda line, what: json.loads(_next_result(proc, stderr, what, line=line).split(" ", 1)[1])  # noqa: E731
+    ask = lambda line, what: json.loads(_next_result(proc, stderr, what, send=line).split(" ", 1)[1])  # noqa: E731
     runs: list[dict] = []
     try:
         for i, run in enumerate(MATRIX):
@@ -197,7 +201,7 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
                 ask(background.topic_line("delete"), "deleting the background topic")
             runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
                          "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
-                         **({"background_led": -(-run.background // NODES)} if run.background else {})})
+                         **({"background_led": background.led_by_node_1(spread=True)} if background else {})})
             m = result["measured"]
             say(f"[{i + 1}/{len(MATRIX)}] {run.id}: {m['records'] / m['seconds']:,.0f} records/s, worker "
                 f"{1e6 * m['worker_cpu_s'] / m['records']:.2f} us a record, Sender "
@@ -346,11 +350,11 @@ def _tool_run(run: Run, cmd: list[str], seconds: float, watch):
     return parsed
 
 
-def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ", line: str = "") -> str:
-    """The tool's next line of the kind asked for (after sending it `line`, if any); a one-line error naming the
+def _next_result(proc: subprocess.Popen, stderr, what: str, prefix: str = "RESULT ", send: str = "") -> str:
+    """The tool's next line of the kind asked for (after sending it `send`, if any); a one-line error naming the
     step if it ends first."""
-    if line:
-        proc.stdin.write(line + "\n")
+    if send:
+        proc.stdin.write(send + "\n")
         proc.stdin.flush()
     for line in proc.stdout:
         if line.startswith(prefix):
