@@ -64,6 +64,128 @@ def wait_for(slots: Slots | None, asked_at: float) -> Generator:
             yield waiting
 
 
+class Turn:
+    """A thread's turn on a core: where it stands (its tag), since when, whom it preempted, who preempts it."""
+
+    __slots__ = ("tag", "started", "victim", "borrower", "owed", "paused", "waiting_since", "resume")
+
+    def __init__(self, tag: float, started: float, victim: "Turn | None" = None):
+        self.tag, self.started, self.victim = tag, started, victim
+        self.borrower: Turn | None = None
+        self.owed = 0.0                 # seconds its work was pushed back by threads that preempted it
+        self.paused = 0.0               # seconds it was preempted
+        self.waiting_since = math.nan   # when its own work ended while it was preempted
+        self.resume: simpy.Event | None = None
+
+
+class Cores(Slots):
+    """A crowded host's cores, shared as Linux's EEVDF scheduler shares them, simplified. Each thread has a tag,
+    the CPU it has received: a thread that asks for a core is placed at the average tag of the threads running or
+    waiting (a thread that slept claims no credit for its sleep; one ahead keeps its own tag). Waiting threads
+    get free cores lowest tag first, and a thread whose tag is below that of a running one preempts it at once
+    (the preempted one finishes that much later). A thread woken for a short burst (the Sender, a broker's network
+    or I/O thread: each hop of a request) thus runs almost at once beside threads that run flat out (a worker, the
+    compilers), yet only up to its fair share when its bursts grow."""
+
+    __slots__ = ("virtual", "order", "running", "base", "preemptions")
+
+    def __init__(self, env: simpy.Environment, capacity: int):
+        super().__init__(env, capacity)
+        self.virtual = 0.0      # the highest tag started: where a thread on an idle host starts
+        self.order = 0          # (breaks ties first come, first served)
+        self.queue: list = []
+        self.running: dict = {}     # thread -> its Turn
+        # Σ (tag − started − paused) over the running turns, plus Σ tag over the waiting: the tags' sum is this
+        # plus now for each running turn (kept as it changes, not summed at each request)
+        self.base = 0.0
+        self.preemptions = 0
+
+    def take(self, asked_at: float) -> simpy.Event | None:
+        thread = self.env.active_process
+        tag = max(self._average(), getattr(thread, "core_tag", 0.0))
+        if self.users < self.capacity and not self.queue:
+            self.users += 1
+            self._start(thread, tag)
+            return None
+        victim = self._victim(tag)
+        if victim is not None:
+            self.preemptions += 1
+            self._start(thread, tag, victim)
+            return None
+        waiting = simpy.Event(self.env)
+        waiting.asked_at = asked_at
+        self.order += 1
+        self.base += tag
+        heapq.heappush(self.queue, (tag, self.order, waiting, thread))
+        return waiting
+
+    def _average(self) -> float:
+        """The average tag of the threads running (counting what they have run since) and waiting."""
+        running, n = len(self.running), len(self.running) + len(self.queue)
+        return (self.base + running * self.env.now) / n if n else self.virtual
+
+    def _victim(self, tag: float) -> Turn | None:
+        """The running turn that started furthest ahead of `tag`, if any did (EEVDF: the running thread's deadline
+        is later than the woken one's)."""
+        best, ahead = None, tag
+        for turn in self.running.values():
+            if turn.borrower is None and math.isnan(turn.waiting_since) and turn.tag > ahead:
+                best, ahead = turn, turn.tag
+        return best
+
+    def _start(self, thread, tag: float, victim: Turn | None = None) -> None:
+        if tag > self.virtual:
+            self.virtual = tag
+        turn = Turn(tag, self.env.now, victim)
+        self.base += tag - self.env.now
+        if victim is not None:
+            victim.borrower = turn
+        self.running[thread] = turn
+        thread.core_tag = tag
+
+    def preempted(self) -> bool:
+        """The running thread was preempted during its piece of work."""
+        turn = self.running[self.env.active_process]
+        return turn.borrower is not None or turn.owed > 0
+
+    def settle(self) -> Generator:
+        """The running thread's own work is done: first make up the time threads that preempted it took."""
+        turn = self.running[self.env.active_process]
+        while turn.borrower is not None or turn.owed > 0:
+            if turn.borrower is not None:
+                turn.waiting_since = self.env.now
+                turn.resume = simpy.Event(self.env)
+                yield turn.resume
+            else:
+                owed, turn.owed = turn.owed, 0.0
+                yield self.env.timeout(owed)
+
+    def give(self) -> None:
+        thread = self.env.active_process
+        turn = self.running.pop(thread)
+        self.base -= turn.tag - turn.started - turn.paused
+        thread.core_tag = turn.tag + (self.env.now - turn.started - turn.paused)
+        victim = turn.victim
+        if victim is not None:          # the core goes back to the thread it was taken from
+            victim.borrower = None
+            victim.paused += self.env.now - turn.started
+            self.base -= self.env.now - turn.started
+            if math.isnan(victim.waiting_since):
+                victim.owed += self.env.now - turn.started
+            else:                       # its work had ended: what was left of it when it was preempted
+                victim.owed += victim.waiting_since - turn.started
+                victim.waiting_since = math.nan
+                victim.resume.succeed()
+            return
+        if self.queue:
+            tag, _, waiting, waiter = heapq.heappop(self.queue)
+            self.base -= tag
+            self._start(waiter, tag)
+            waiting.succeed()
+        else:
+            self.users -= 1
+
+
 class Host:
     """A machine with `cores` cores (0 = one per thread, never contended). Tracks busy core-seconds."""
 
@@ -73,7 +195,7 @@ class Host:
         self.cores = cores
         self.threads = 0              # threads that run work here, counted while the run is wired
         self.passing = 0              # threads busy only for a while (JIT compilers): they contend, not crowd
-        self.cpu: Slots | None = None
+        self.cpu: Cores | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
 
@@ -88,7 +210,7 @@ class Host:
         else:
             self.threads += n
         if 0 < self.cores < self.threads + self.passing and self.cpu is None:
-            self.cpu = Slots(self.env, self.cores)
+            self.cpu = Cores(self.env, self.cores)
 
     def uncontended(self, gil: Slots | None = None) -> bool:
         """Nothing can make work here wait: the host has a core for every thread, and no GIL is in the way. Work
@@ -105,6 +227,16 @@ class Host:
                 yield from wait_for(slots, start)
         self.wait_seconds += self.env.now - start
         return held
+
+    def settle(self, held: list) -> Generator:
+        """Before releasing: wait out the time threads that preempted this one took (see Cores); returns it."""
+        cpu = self.cpu
+        if cpu is None or cpu not in held or not cpu.preempted():
+            return 0.0
+        start = self.env.now
+        yield from cpu.settle()
+        self.wait_seconds += self.env.now - start
+        return self.env.now - start
 
     def release(self, held: list, busy: float) -> None:
         self.busy_seconds += busy
@@ -125,6 +257,7 @@ class Host:
             step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
             held = yield from self.acquire(gil)
             yield self.env.timeout(step)
+            yield from self.settle(held)
             self.release(held, step)
             seconds -= step
 
@@ -134,9 +267,8 @@ class Host:
 # than its share: a cold Sender (≈ 2 ms a request) would drain a throttled run's start-up queue at 0.6-0.9 of a
 # core, where Linux gave it 0.3-0.4 beside the compilers and the worker (64 KiB at 20k records/s, per 100 ms:
 # python -m kafkasim.validation.jit --interval 0.1 on a cluster warmed by a first run), and that queue sets the
-# run's p99. Simplified: the queue is first come, first served, where Linux lets a thread that has slept run
-# before one that has used its share; a worker thread's chunk of appends alone on its producer (at most a batch's
-# worth of records) is not cut.
+# run's p99. (A worker thread's chunk of appends alone on its producer, at most a batch's worth of records, is not
+# cut: a thread with a lower tag preempts it, see Cores.)
 SLICE = 0.0015
 
 
@@ -251,6 +383,7 @@ class ContendedLock:
                 yield env.timeout(self.contention * late / per_record)
         self.held_seconds += held
         if core is not None:
+            core_wait += yield from host.settle(core)
             host.release(core, held)
         elif host is not None:
             host.busy_seconds += held
