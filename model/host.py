@@ -82,10 +82,12 @@ class Cores(Slots):
     """A crowded host's cores, shared as Linux's EEVDF scheduler shares them, simplified. Each thread has a tag,
     the CPU it has received: a thread that asks for a core is placed at the average tag of the threads running or
     waiting (a thread that slept claims no credit for its sleep; one ahead keeps its own tag). Waiting threads
-    get free cores lowest tag first, and a thread whose tag is below that of a running one preempts it at once
-    (the preempted one finishes that much later). A thread woken for a short burst (the Sender, a broker's network
-    or I/O thread: each hop of a request) thus runs almost at once beside threads that run flat out (a worker, the
-    compilers), yet only up to its fair share when its bursts grow."""
+    get free cores lowest tag first, and a thread whose tag is below the one a running thread started at preempts
+    it at once (the preempted one finishes that much later). A thread woken for a short burst (the Sender, a
+    broker's network or I/O thread: each hop of a request) thus goes ahead of threads that have run more (a worker
+    appending flat out, the compilers); beside threads running in step it waits for the first of their slices to
+    end, as Linux lets a thread keep a core until its deadline. (Linux preempts sooner than this; see
+    docs/model.md for why the model does not.)"""
 
     __slots__ = ("virtual", "order", "running", "base", "preemptions")
 
