@@ -230,20 +230,19 @@ class Host:
         self.wait_seconds += self.env.now - start
         return held
 
-    def settle(self, held: list) -> Generator:
-        """Before releasing: wait out the time threads that preempted this one took (see Cores); returns it."""
-        cpu = self.cpu
-        if cpu is None or cpu not in held or not cpu.preempted():
-            return 0.0
-        start = self.env.now
-        yield from cpu.settle()
-        self.wait_seconds += self.env.now - start
-        return self.env.now - start
-
-    def release(self, held: list, busy: float) -> None:
+    def release(self, held: list, busy: float) -> Generator:
+        """Give back what acquire() took, `busy` seconds of work done; first wait out the time threads that
+        preempted this one took (see Cores). Returns that wait."""
+        cpu, waited = self.cpu, 0.0
+        if cpu is not None and cpu in held and cpu.preempted():
+            start = self.env.now
+            yield from cpu.settle()
+            waited = self.env.now - start
+            self.wait_seconds += waited
         self.busy_seconds += busy
         for slots in reversed(held):
             slots.give()
+        return waited
 
     def run(self, seconds: float, gil: Slots | None = None) -> Generator:
         """Do `seconds` of CPU work on one core; where the host is short of cores, one SLICE at a time, queueing
@@ -259,8 +258,7 @@ class Host:
             step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
             held = yield from self.acquire(gil)
             yield self.env.timeout(step)
-            yield from self.settle(held)
-            self.release(held, step)
+            yield from self.release(held, step)
             seconds -= step
 
 
@@ -385,8 +383,7 @@ class ContendedLock:
                 yield env.timeout(self.contention * late / per_record)
         self.held_seconds += held
         if core is not None:
-            core_wait += yield from host.settle(core)
-            host.release(core, held)
+            core_wait += yield from host.release(core, held)
         elif host is not None:
             host.busy_seconds += held
         self.lock.give()

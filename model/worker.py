@@ -323,8 +323,7 @@ class WorkerThread:
         self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
         yield self.env.timeout(total)
-        self.core_wait_seconds += yield from self.host.settle(held)
-        self.host.release(held, total)
+        self.core_wait_seconds += yield from self.host.release(held, total)
         if self.gil_held and self.gil.queue and self.env.now - self.gil.queue[0].asked_at >= GIL_SWITCH:
             self._drop_gil()
 

@@ -29,8 +29,8 @@ KNOWN_MISSES = {
         "with bigger batches); the model's first windows tie (13.2 vs 13.3 ms). The stalls (GC, page-cache "
         "writeback on a 2 GB VM) do not follow batch.size and the model leaves them out: its means are 54.8 ms "
         "(32 KiB) and 16.7 ms (50 KiB), most of it the start-up backlog, which drains faster with bigger batches "
-        "(first windows 216 and 64 ms), and its calmest later windows tie (0.97 and 1.02 ms). Measured here with the 2.2 client the "
-        "post used (validation/data/local-vm-batch-size.jsonl, five passes), 50 KiB had the lowest mean latency "
+        "(first windows 216 and 64 ms), and its calmest later windows tie (0.97 and 1.02 ms). Measured here with "
+        "the 2.2 client the post used (validation/data/local-vm-batch-size.jsonl, five passes), 50 KiB had the lowest mean latency "
         "in every pass (medians 83.9, 13.6, 11.1, 2.9 ms over 8/16/32/50 KiB), and single late windows of "
         "124–331 ms came at 8 and 16 KiB",
     ("vm-2core", "latency over 8/16/32/50 KiB is lowest at 32 KiB"):
