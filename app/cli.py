@@ -112,7 +112,7 @@ def _calibrate_scale(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from kafkasim.calibration.host import mismatch
     from kafkasim.model.hardware import load_profile
-    from kafkasim.validation.report import validate
+    from kafkasim.validation.report import shortened_line, validate
     from kafkasim.validation.store import RunStore
 
     if args.no_fit and args.runs and os.path.isfile(args.runs):
@@ -133,6 +133,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         raise ScenarioError(str(exc)) from None
     print(f"report: {summary['report']}\nprofile: {summary['profile']}")
+    if summary.get("shortened_configs"):
+        print(shortened_line(summary), file=sys.stderr)
     if summary.get("unthrottled_configs"):
         print(f"unthrottled throughput error ({summary['unthrottled_configs']} configurations): median "
               f"{100 * summary['unthrottled_mdape']:.1f} % beside a noise floor of "

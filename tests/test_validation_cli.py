@@ -260,3 +260,19 @@ def test_codec_versions_refuses_an_unknown_version_in_one_line(capsys):
     assert codec_versions.main(["--versions", "2.2,1.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["kafkasim: error: --versions 1.0: allowed " + ", ".join(codec_versions.CLIENT_RELEASES)]
+
+
+def test_validate_names_the_runs_it_simulates_shorter_than_measured():
+    """A run of more records than the model simulates (scenario_for's cap) is a longer, warmer run than the
+    prediction: validate names those configurations, and none where the cap covers every run."""
+    from kafkasim.calibration.runs import Observation
+    from kafkasim.validation.report import shortened, shortened_line
+
+    def obs(cid, records):
+        return Observation(cid, "java", "held-out", {"workload.records": records}, {"records_per_sec": 1.0}, {}, 1)
+
+    runs = [obs("long", 4_000_000), obs("short", 300_000)]
+    assert shortened(runs, None) == {"shortened_configs": ["long"], "records_simulated": 1_000_000}
+    assert shortened(runs, 4_000_000) == {}
+    line = shortened_line(shortened(runs, 2_000_000))
+    assert "1 configuration(s)" in line and "2,000,000" in line and ": long;" in line

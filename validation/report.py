@@ -11,7 +11,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
+from kafkasim.calibration.fit import MAX_RECORDS, QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
 from kafkasim.calibration.profile import fit_record, machine, profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.model.hardware import load_profile
@@ -138,6 +138,21 @@ def summarise(rows: list[Row]) -> dict:
         "throttled_p99_run_ratios": [_run_ratios(r.obs, "p99_ms") for r in throttled
                                      if r.ratio("p99_ms") is not None],
     }
+
+
+def shortened(observations: list[Observation], max_records: int | None) -> dict:
+    """The configurations measured with more records than the model simulates of them (scenario_for's cap): a shorter
+    run, more of it the JVM's warm-up, so their predictions run slower than the measured run would."""
+    cap = max_records or MAX_RECORDS
+    ids = [o.config_id for o in observations if int(o.scenario.get("workload.records", 0)) > cap]
+    return {"shortened_configs": ids, "records_simulated": cap} if ids else {}
+
+
+def shortened_line(summary: dict) -> str:
+    ids = summary["shortened_configs"]
+    return (f"{len(ids)} configuration(s) measured with more than {summary['records_simulated']:,} records were "
+            f"simulated with {summary['records_simulated']:,} (a shorter run, more of it the JVM's warm-up): "
+            f"{', '.join(ids)}; --max-records simulates them whole.")
 
 
 def remeasured(rows: list[Row], again: list[Observation]) -> dict:
@@ -268,6 +283,7 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
         "",
         f"Run store `{runs}`, client {client}. {how}",
         "",
+        *([f"{shortened_line(s)}", ""] if s.get("shortened_configs") else []),
         "| figure | value |",
         "|---|---|",
         f"| held-out throughput, median absolute % error | {100 * s['throughput_mdape']:.1f} % |",
@@ -361,7 +377,7 @@ def validate(runs: str, matrix: str | None, client: str, base_profile: str, out_
         fitted, checked = None, base_profile
     preds = predict_all(observations, checked, max_records, progress, jobs)
     rows = [Row(o, role_of(o, roles) if fit_first else "held-out", p) for o, p in zip(observations, preds)]
-    summary = summarise(rows)
+    summary = {**summarise(rows), **shortened(observations, max_records)}
     again = remeasured(rows, again_obs)
     if fitted:
         # The profile carries how it did, so that `kafkasim predict` can say how far to trust it.
