@@ -276,3 +276,4 @@ def test_validate_names_the_runs_it_simulates_shorter_than_measured():
     assert shortened(runs, 4_000_000) == {}
     line = shortened_line(shortened(runs, 2_000_000))
     assert "1 configuration(s)" in line and "2,000,000" in line and ": long;" in line
+    assert shortened_line(shortened(runs, 4_000_000)) == ""

@@ -149,8 +149,9 @@ def shortened(observations: list[Observation], max_records: int | None) -> dict:
 
 
 def shortened_line(summary: dict) -> str:
-    ids = summary["shortened_configs"]
-    return (f"{len(ids)} configuration(s) measured with more than {summary['records_simulated']:,} records were "
+    """What shortened() found, in a line; "" if every run was simulated whole."""
+    ids = summary.get("shortened_configs")
+    return "" if not ids else (f"{len(ids)} configuration(s) measured with more than {summary['records_simulated']:,} records were "
             f"simulated with {summary['records_simulated']:,} (a shorter run, more of it the JVM's warm-up): "
             f"{', '.join(ids)}; --max-records simulates them whole.")
 
@@ -281,9 +282,8 @@ def markdown(stem: str, runs: str, fitted: Fit | None, summary: dict, rows: list
     lines = [
         f"# Fidelity report: {stem}",
         "",
-        f"Run store `{runs}`, client {client}. {how}",
+        f"Run store `{runs}`, client {client}. {how} {shortened_line(s)}".rstrip(),
         "",
-        *([f"{shortened_line(s)}", ""] if s.get("shortened_configs") else []),
         "| figure | value |",
         "|---|---|",
         f"| held-out throughput, median absolute % error | {100 * s['throughput_mdape']:.1f} % |",
