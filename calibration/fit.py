@@ -100,12 +100,18 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int 
     if (obs.background_cores or 0) >= QUIET_CORES:
         flat["hardware.background_cores"] = round(obs.background_cores, 2)
     flat.update({"hardware." + k: v for k, v in params.items()})
-    cap = max_records or MAX_RECORDS
-    flat["workload.records"] = min(int(flat.get("workload.records", cap)), cap)
+    flat["workload.records"] = simulated_records(obs, max_records)
     flat["workload.warmup_records"] = 0
     if obs.emulated:
         flat["network.proxy"] = True      # how `kafkasim measure` emulates network conditions (toxiproxy)
     return from_flat(flat)
+
+
+def simulated_records(obs: Observation, max_records: int | None = None) -> int:
+    """How many of a run's records the model simulates: as many as were measured, at most max_records
+    (default MAX_RECORDS)."""
+    cap = max_records or MAX_RECORDS
+    return min(int(obs.scenario.get("workload.records", cap)), cap)
 
 
 def _simulated(figures, scenario) -> dict:

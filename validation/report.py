@@ -11,7 +11,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from kafkasim.calibration.fit import MAX_RECORDS, QUIET_CORES, Fit, fit, job_count, scenario_for, simulator
+from kafkasim.calibration.fit import QUIET_CORES, Fit, fit, job_count, scenario_for, simulated_records, simulator
 from kafkasim.calibration.profile import fit_record, machine, profile_from_fit, write_profile
 from kafkasim.calibration.runs import Observation, load_observations
 from kafkasim.model.hardware import load_profile
@@ -143,17 +143,19 @@ def summarise(rows: list[Row]) -> dict:
 def shortened(observations: list[Observation], max_records: int | None) -> dict:
     """The configurations measured with more records than the model simulates of them (scenario_for's cap): a shorter
     run, more of it the JVM's warm-up, so their predictions run slower than the measured run would."""
-    cap = max_records or MAX_RECORDS
-    ids = [o.config_id for o in observations if int(o.scenario.get("workload.records", 0)) > cap]
-    return {"shortened_configs": ids, "records_simulated": cap} if ids else {}
+    cut = [o for o in observations if simulated_records(o, max_records) < int(o.scenario.get("workload.records", 0))]
+    if not cut:
+        return {}
+    return {"shortened_configs": [o.config_id for o in cut],
+            "records_simulated": simulated_records(cut[0], max_records)}
 
 
 def shortened_line(summary: dict) -> str:
     """What shortened() found, in a line; "" if every run was simulated whole."""
-    ids = summary.get("shortened_configs")
-    return "" if not ids else (f"{len(ids)} configuration(s) measured with more than {summary['records_simulated']:,} records were "
-            f"simulated with {summary['records_simulated']:,} (a shorter run, more of it the JVM's warm-up): "
-            f"{', '.join(ids)}; --max-records simulates them whole.")
+    ids, n = summary.get("shortened_configs"), summary.get("records_simulated", 0)
+    return "" if not ids else (f"{len(ids)} configuration(s) measured with more than {n:,} records were simulated "
+                               f"with {n:,} (a shorter run, more of it the JVM's warm-up): {', '.join(ids)}; "
+                               f"--max-records simulates them whole.")
 
 
 def remeasured(rows: list[Row], again: list[Observation]) -> dict:
