@@ -325,6 +325,13 @@ def consumer_cold(reads: list[dict], costs: dict[str, Cost]) -> Cost:
     return Cost(max(0.0, 1000 * (full["main_cpu_s"] - short["main_cpu_s"] - warm)), 0.0, 2)
 
 
+def consumer_jit(reads: list[dict]) -> dict[str, Cost]:
+    """consumer.jit_cpu_ms and consumer.start_jit_cpu_ms: the compilers' CPU (C1 and C2 threads) of the same two
+    fresh reads, the one of every record and the one of one record (start, join, a first fetch)."""
+    short, full = (1000 * sum(read["threads"].get(k, 0.0) for k in ("C1", "C2")) for read in reads)
+    return {"consumer.jit_cpu_ms": Cost(full, 0.0, 1), "consumer.start_jit_cpu_ms": Cost(min(short, full), 0.0, 1)}
+
+
 def client_costs(runs: list[dict]) -> dict[str, Cost]:
     """A Python client's costs (kafka-python: its main thread is the worker, its I/O thread the Sender) from its
     perf-test runs' thread CPU and counters: worker per record and byte; Sender per request, record and byte."""

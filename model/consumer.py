@@ -222,10 +222,21 @@ def prefill(s, replication) -> None:
             replication.prefill(p, 1, BATCH_HEADER_BYTES + int(rest * size * ratio), rest)
 
 
+def compile_seconds(s) -> float:
+    """What a consumer JVM's compilers spend during the run: all of consumer.jit_cpu_ms for one started with the
+    run, less what its start and join took for one started before the producers (measured, or else the producer
+    JVM's jvm.jit_cpu_ms)."""
+    hw = s.hardware
+    if hw["consumer.jit_cpu_ms"] <= 0:
+        return hw.seconds("jvm.jit_cpu_ms")
+    before = hw.seconds("consumer.start_jit_cpu_ms") if s.consumers.start == "before-producers" else 0.0
+    return max(0.0, hw.seconds("consumer.jit_cpu_ms") - before)
+
+
 def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
                     producing: simpy.Event) -> list[KafkaConsumer]:
     """Every group's instances, each with its share of the partitions, on the client host `clients` gives it, in a
-    JVM of its own whose compilers take that host's cores as a producer's do."""
+    JVM of its own whose compilers take that host's cores as a producer's do (compile_seconds)."""
     c, hw = s.consumers, s.hardware
     codec = s.producer.compression_type
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
@@ -237,13 +248,14 @@ def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
     # find the coordinator, join and sync the group, fetch its offsets: a round trip each, after the client's start
     join = (hw.seconds("consumer.join_ms") + s.cluster.broker.group_initial_rebalance_delay_ms / 1000.0
             + 8 * one_way) if c.start == "with-producers" else 0.0
+    jit = compile_seconds(s) if s.client.library == "java" else 0.0
     out = []
     for g in range(c.groups):
         for i, partitions in enumerate(assign(s.topic.partitions, c.instances, s.consumer.partition_assignment_strategy)):
             name = f"consumer-{g}-{i}"
             machine = clients.next(name)
-            if s.client.library == "java" and hw["jvm.jit_cpu_ms"] > 0:
-                Jvm(env, machine.host, hw.seconds("jvm.jit_cpu_ms"), 1.0, hw["jvm.warm_invocations"])
+            if jit > 0:
+                Jvm(env, machine.host, jit, 1.0, hw["jvm.warm_invocations"])
             for b in {cluster.leaders[p] for p in partitions}:
                 cluster.nic_out[b].users += 1      # its responses share the broker's NIC out
             out.append(KafkaConsumer(env, name, g, partitions, cluster, machine, costs, s.consumer, one_way, join,

@@ -105,6 +105,12 @@ HARDWARE_FIELDS: dict[str, Field] = {
                                "warm costs while its code is cold (interpreted, then C1 code): it runs at half "
                                "speed until it has spent this much more. `kafkasim calibrate host` measures it "
                                "with two fresh kafka-consumer-perf-test reads.", 0, 10**7),
+    "consumer.jit_cpu_ms": _f(float, 0.0, "CPU a fresh consumer JVM's JIT compilers spend starting and reading a "
+                              "topic (a fresh kafka-consumer-perf-test read's C1 and C2 threads). 0 = the "
+                              "producer JVM's (jvm.jit_cpu_ms).", 0, 10**7),
+    "consumer.start_jit_cpu_ms": _f(float, 0.0, "... of which the JVM's start and the group's join take, before "
+                                    "its first records: done before the run by a consumer that starts before "
+                                    "the producers.", 0, 10**7),
     "consumer.join_ms": _f(float, 250.0, "From a consumer's start to its partitions assigned, beyond the "
                            "coordinator's delay and round trips (perf-test's rebalance.time.ms).", 0, 10**7),
     # sender thread

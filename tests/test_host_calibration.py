@@ -13,8 +13,8 @@ import simpy
 import yaml
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import (US, NS, Cost, client_costs, consumer_cold, consumer_costs, host_costs,
-                                             profile_sections)
+from kafkasim.calibration.host_costs import (US, NS, Cost, client_costs, consumer_cold, consumer_costs, consumer_jit,
+                                             host_costs, profile_sections)
 from kafkasim.model.hardware import HARDWARE_FIELDS
 from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
@@ -251,6 +251,14 @@ def test_a_fresh_consumers_cold_cpu_is_what_its_long_read_took_beyond_its_short_
     full = {"records": 300_000, "fetch-total": 294, "bytes-consumed-total": 3.03e8}
     full["main_cpu_s"] = start + cold + ((294 - 1) * 150e-6 + (300_000 - 1) * 0.2e-6 + (3.03e8 - 1100) * 0.7e-9)
     assert consumer_cold([short, full], warm).value == pytest.approx(125.0, rel=1e-6)
+
+
+def test_a_fresh_consumers_compile_cpu_is_its_compilers_in_the_long_read_and_its_start_in_the_short_one():
+    short = {"threads": {"C1": 0.5, "C2": 0.9, "worker": 1.3}}
+    full = {"threads": {"C1": 0.8, "C2": 1.7, "worker": 2.0, "gc": 0.1}}
+    jit = consumer_jit([short, full])
+    assert jit["consumer.jit_cpu_ms"].value == pytest.approx(2500)
+    assert jit["consumer.start_jit_cpu_ms"].value == pytest.approx(1400)
 
 
 def test_the_speed_score_is_the_best_of_several_jvms_with_their_disagreement_as_its_spread():

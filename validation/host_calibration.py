@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkasim.calibration import host as hostinfo
-from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consumer_costs, host_costs,
-                                             profile_sections)
+from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consumer_costs, consumer_jit,
+                                             host_costs, profile_sections)
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
@@ -390,6 +390,7 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
         cold = next((r["perf_test"].get("consumer_reads") for r in runs if "perf_test" in r), None)
         if cold:
             measured["consumer.cold_cpu_ms"] = consumer_cold(cold, measured)
+            measured.update(consumer_jit(cold))
         costs, notes = {**costs, **measured}, {**notes, **consumer_notes}
         _, consumer_java, consumer_errors = profile_sections(measured, defaults)
         java, errors = {**java, **consumer_java}, {**errors, **consumer_errors}
