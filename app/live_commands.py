@@ -15,6 +15,8 @@ def add_live_commands(subparsers) -> None:
     up = actions.add_parser("up", help="start 1 or 3 combined broker+controller nodes on loopback")
     up.add_argument("--brokers", type=int, default=1, choices=(1, 3))
     up.add_argument("--base-port", type=int, default=9092, help="first client port (default 9092)")
+    up.add_argument("--tls", action="store_true", help="an SSL listener too (first port + 400), with a throwaway "
+                                                     "self-signed certificate for 127.0.0.1 in the cluster directory")
     for p in (up, actions.add_parser("status", help="show what is running"),
               actions.add_parser("down", help="stop exactly what `up` started")):
         p.add_argument("--dir", type=Path, help="cluster directory (default ~/.cache/kafkasim/cluster)")
@@ -47,10 +49,14 @@ def add_live_commands(subparsers) -> None:
 def _cluster(args: argparse.Namespace) -> int:
     from kafkasim.validation.cluster import Cluster
     if args.cluster_action == "up":
-        cluster = Cluster(args.dir, args.brokers, args.base_port)
+        cluster = Cluster(args.dir, args.brokers, args.base_port, tls=args.tls)
         print(f"kafkasim: starting {args.brokers} Kafka node(s) in {cluster.directory}", flush=True)
         cluster.up()
         print(f"kafkasim: cluster up; bootstrap server {cluster.state.bootstrap}")
+        if args.tls:
+            ca = cluster.state.tls_directory / "ca.pem"
+            print(f"kafkasim: SSL listener {cluster.state.ssl_bootstrap} (security.protocol=SSL, "
+                  f"ssl.truststore.type=PEM, ssl.truststore.location={ca})")
         return 0
     cluster = Cluster.load(args.dir)
     if args.cluster_action == "status":

@@ -71,7 +71,8 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     alone = next((r["codecs_alone"] for r in runs if "codecs_alone" in r), {})
     runs = [r for r in runs if "measured" in r]
     # (a throttled run's threads sleep and wake for every few records: it measures the hand-offs, not the costs)
-    produce = [r for r in runs if r["replicas"] == 1 and not r.get("throttled") and r["measured"]["errors"] == 0]
+    produce = [r for r in runs if r["replicas"] == 1 and not r.get("throttled") and r["measured"]["errors"] == 0
+               and not r.get("tls")]
     counts = [_counts(r) for r in produce]
     col = lambda key: np.array([c[key] for c in counts])                                           # noqa: E731
     costs: dict[str, Cost] = {}
@@ -114,6 +115,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     costs.update(_replication(runs, costs, idle))
     costs.update(_latencies(runs, costs, perf))
     costs.update(_codec_jit(runs))
+    costs.update(tls_costs(runs))
     notes.update(_validation_in_run(costs))
     costs.update(_codecs_alone(costs, alone))
     for codec in CODECS:
@@ -157,14 +159,50 @@ def _codec_jit(runs: list[dict]) -> dict[str, Cost]:
     """compression.<codec>.jit_cpu_ms: the JIT compilers' CPU while the warm JVM first runs a codec (its warm-up
     and measured phases) beyond what they spend in a run of the same JVM without one (the median of the others,
     the JVM's first run left out): the codec's stream and library compiled. Measured over 12 calibrations on two
-    hosts: lz4 0.7–1.9 CPU-s, snappy 0.5–1.1, zstd 0.2–0.6, gzip 0.03–0.4 (whose records are few)."""
+    hosts: lz4 0.7–1.9 CPU-s, snappy 0.5–1.1, zstd 0.2–0.6, gzip 0.03–0.4 (whose records are few). Likewise
+    jvm.tls_jit_cpu_ms, in the JVM's first run through TLS (SSLEngine, AES-GCM: 2.7 CPU-s here, 2026-11-27)."""
     jit = lambda r: sum(r.get(p, {}).get("phase_jit_cpu_s", 0.0) for p in ("warmup", "measured"))   # noqa: E731
-    plain = [jit(r) for r in runs[1:] if r["codec"] == "none" and "phase_jit_cpu_s" in r["measured"]]
+    plain = [jit(r) for r in runs[1:] if r["codec"] == "none" and "phase_jit_cpu_s" in r["measured"]
+             and not r.get("tls")]
     if not plain:
         return {}
     base = float(np.median(plain))
-    return {f"compression.{codec}.jit_cpu_ms": Cost(1000 * max(0.0, float(np.median(own)) - base), 0.0, len(own))
-            for codec in CODECS for own in [[jit(r) for r in runs if r["codec"] == codec]] if own}
+    out = {f"compression.{codec}.jit_cpu_ms": Cost(1000 * max(0.0, float(np.median(own)) - base), 0.0, len(own))
+           for codec in CODECS for own in [[jit(r) for r in runs if r["codec"] == codec and not r.get("tls")]] if own}
+    first_tls = next((r for r in runs if r.get("tls")), None)       # (the JVM's TLS code compiles in the first)
+    if first_tls is not None:
+        out["jvm.tls_jit_cpu_ms"] = Cost(1000 * max(0.0, jit(first_tls) - base), 0.0, 1)
+    return out
+
+
+def tls_costs(runs: list[dict]) -> dict[str, Cost]:
+    """What TLS adds per byte, from each run through the SSL listener against its PLAINTEXT twin (the same
+    configuration; its id without "-tls"): the Sender's CPU and the leader's network threads' per byte written
+    (sender.tls_byte_ns, broker.tls_read_byte_ns: encrypting, decrypting), and in reads of the same fetch size the
+    consumer's poll thread and the leader's network threads per byte read (consumer.tls_byte_ns: decrypting;
+    broker.tls_write_byte_ns: the page cache copied out and encrypted, where PLAINTEXT sends it with sendfile)."""
+    per_byte = lambda cpu, nbytes: cpu / nbytes / NS if nbytes else 0.0                             # noqa: E731
+    out: dict[str, list[float]] = {k: [] for k in ("sender.tls_byte_ns", "broker.tls_read_byte_ns",
+                                                   "consumer.tls_byte_ns", "broker.tls_write_byte_ns")}
+    for r in runs:
+        twin = next((t for t in runs if t.get("id") == r.get("id", "").removesuffix("-tls") and t is not r), None)
+        if not r.get("tls") or twin is None:
+            continue
+        (m, n), (m0, n0) = ((x["measured"], x["measured"]["bytes"]) for x in (r, twin))
+        leader, leader0 = m["brokers"][r["leader"] - 1], m0["brokers"][twin["leader"] - 1]
+        out["sender.tls_byte_ns"].append(per_byte(m["sender_cpu_s"], n) - per_byte(m0["sender_cpu_s"], n0))
+        out["broker.tls_read_byte_ns"].append(per_byte(leader["network_cpu_s"], n)
+                                              - per_byte(leader0["network_cpu_s"], n0))
+        plain = {read["fetch_size"]: read for read in twin.get("consumed", [])}
+        for read in r.get("consumed", []):
+            read0 = plain.get(read["fetch_size"])
+            if read0 is None:
+                continue
+            (b, b0) = (x["bytes-consumed-total"] for x in (read, read0))
+            out["consumer.tls_byte_ns"].append(per_byte(read["poll_cpu_s"], b) - per_byte(read0["poll_cpu_s"], b0))
+            out["broker.tls_write_byte_ns"].append(per_byte(read["brokers"][r["leader"] - 1]["network_cpu_s"], b)
+                                                   - per_byte(read0["brokers"][r["leader"] - 1]["network_cpu_s"], b0))
+    return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in out.items() if v}
 
 
 def _work(broker: dict) -> float:

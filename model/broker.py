@@ -43,6 +43,11 @@ class BrokerCosts:
     follower_byte: float = 0.0    # and per byte it fetches, beyond the append's byte cost
     fetch_partition: float = 0.0      # leader's CPU per partition of a follower's fetch session, every fetch
     follower_partition: float = 0.0   # the follower's, per partition of its session, every fetch
+    # TLS (0 on PLAINTEXT): network-thread CPU per byte of a produce request decrypted, of a consumer's and of a
+    # follower's fetch response copied out of the page cache and encrypted (no sendfile)
+    tls_produce: float = 0.0
+    tls_fetch: float = 0.0
+    tls_replica: float = 0.0
 
 
 class Broker:
@@ -151,7 +156,7 @@ class Broker:
         """Seconds of network-thread work to read the request, and of I/O-thread work to append it: this
         request's draw and its mean."""
         costs = self.costs
-        read = costs.network_request / 2 + costs.network_byte * request.size
+        read = costs.network_request / 2 + (costs.network_byte + costs.tls_produce) * request.size
         append = costs.request + sum(self._batch_work(b) for b in request.batches)
         if costs.service_cv > 0:     # gamma with mean `append` and the given coefficient of variation
             shape = 1.0 / costs.service_cv ** 2
@@ -176,7 +181,7 @@ class Broker:
         partition of the consumer's fetch session (`session` of them: all it reads from this broker, those it
         asks for now or not, broker.fetch_partition_us each) up to the high watermark; with fewer than
         fetch.min.bytes there the fetch is parked until more arrive or fetch.max.wait.ms passes; a network thread
-        sends the batches (zero-copy). Returns the batches."""
+        sends the batches (zero-copy with PLAINTEXT; through TLS copied out and encrypted, tls_fetch). Returns the batches."""
         env, costs = self.env, self.costs
         processor = self.processors[connection % len(self.processors)]
         handoff = costs.handoff * self.host.crowding
@@ -204,7 +209,7 @@ class Broker:
                        for p, n in Counter(b.partition for b in got).items())
         if handoff:
             yield env.timeout(handoff)
-        send = costs.network_request / 2 + costs.network_byte * nbytes
+        send = costs.network_request / 2 + (costs.network_byte + costs.tls_fetch) * nbytes
         yield from wait_for(processor, env.now)
         yield from self.host.run(send)
         if uncached:        # sendfile faults the pages in from the disk, holding the network thread

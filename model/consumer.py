@@ -29,6 +29,7 @@ from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
 from kafkasim.model.host import ClientHosts, ClientMachine, transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
+from kafkasim.model.scenario_fields import encrypted
 from kafkasim.model.replication import FETCH_PARTITION_BYTES, FETCH_REQUEST_BYTES, FetchedBatch
 
 # A cold poll thread's speed against its warm speed (Simplified: one factor until consumer.cold_cpu_ms is spent;
@@ -40,7 +41,7 @@ COLD_SLOWDOWN = 2.0
 class ConsumerCosts:
     fetch: float     # CPU per fetch: build the request, read the response's partitions
     record: float    # per record poll() returns (the record's objects, its batch's share of the CRC check)
-    byte: float      # per byte fetched (CRC32C, copying the values out)
+    byte: float      # per byte fetched (CRC32C, copying the values out; decrypting it through TLS)
     app: float       # the application's own CPU per record, between polls
     decompress: float = 0.0   # per uncompressed byte of a compressed batch: the codec's decompression, which the
                               # leader's validation measures (compression.<codec>.validate_ns)
@@ -227,10 +228,11 @@ def compile_seconds(s) -> float:
     run, less what its start and join took for one started before the producers (measured, or else the producer
     JVM's jvm.jit_cpu_ms)."""
     hw = s.hardware
+    tls = hw.seconds("jvm.tls_jit_cpu_ms") if encrypted(s.consumer.security_protocol) else 0.0   # (its TLS code)
     if hw["consumer.jit_cpu_ms"] <= 0:
-        return hw.seconds("jvm.jit_cpu_ms")
+        return hw.seconds("jvm.jit_cpu_ms") + tls
     before = hw.seconds("consumer.start_jit_cpu_ms") if s.consumers.start == "before-producers" else 0.0
-    return max(0.0, hw.seconds("consumer.jit_cpu_ms") - before)
+    return max(0.0, hw.seconds("consumer.jit_cpu_ms") - before) + tls
 
 
 def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
@@ -239,8 +241,9 @@ def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
     JVM of its own whose compilers take that host's cores as a producer's do (compile_seconds)."""
     c, hw = s.consumers, s.hardware
     codec = s.producer.compression_type
+    tls = hw.seconds("consumer.tls_byte_ns") if encrypted(s.consumer.security_protocol) else 0.0
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
-                          hw.seconds("consumer.byte_ns"), c.app_record_us * 1e-6,
+                          hw.seconds("consumer.byte_ns") + tls, c.app_record_us * 1e-6,
                           hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,
                           int(record_bytes(np.array([s.workload.record_size]), s.workload.key_size)[0]),
                           hw.seconds("consumer.cold_cpu_ms") if s.client.library == "java" else 0.0)

@@ -79,6 +79,9 @@ HARDWARE_FIELDS: dict[str, Field] = {
     "jvm.jit_cpu_ms": _f(float, 0.0, "CPU a freshly started producer JVM's JIT compilers (C1 and C2) spend "
                          "in its first seconds, competing for the client host's cores. 0 = a warm JVM.",
                          0, 10**7),
+    "jvm.tls_jit_cpu_ms": _f(float, 0.0, "CPU a fresh client JVM's compilers spend on its TLS code (SSLEngine, "
+                             "AES-GCM) beside jvm.jit_cpu_ms, where its connections are encrypted (measured by "
+                             "`kafkasim calibrate host`). 0 = not counted.", 0, 10**7),
     "jvm.cold_factor": _f(float, 1.0, "How many times its warm CPU cost the producer's Java code takes before "
                           "the JIT has compiled it (falling to 1 as each thread's path is used: see "
                           "jvm.warm_invocations).", 1, 100),
@@ -101,6 +104,8 @@ HARDWARE_FIELDS: dict[str, Field] = {
                             0, 10**7),
     "consumer.record_us": _f(float, 0.12, "Consumer CPU per record poll() returns.", 0, 10**6),
     "consumer.byte_ns": _f(float, 0.83, "Consumer CPU per byte fetched (CRC32C, copying values out).", 0, 10**6),
+    "consumer.tls_byte_ns": _f(float, 0.28, "Consumer CPU per byte fetched through TLS (decrypting it), beyond "
+                               "consumer.byte_ns.", 0, 10**6),
     "consumer.cold_cpu_ms": _f(float, 0.0, "CPU a fresh consumer JVM's poll thread spends reading beyond its "
                                "warm costs while its code is cold (interpreted, then C1 code): it runs at half "
                                "speed until it has spent this much more. `kafkasim calibrate host` measures it "
@@ -124,6 +129,10 @@ HARDWARE_FIELDS: dict[str, Field] = {
     "sender.byte_ns": _f(float, 0.0, "Sender CPU per byte of request written to the socket (the kernel's "
                          "send path; on loopback also the receiving side's, which runs on the sending thread).",
                          0, 10**6),
+    # TLS's defaults (sender.tls_byte_ns, consumer.tls_byte_ns, broker.tls_*): `calibrate host` on this project's
+    # 2-core Intel Xeon KVM with AES-NI/VAES, Java 17, 2026-11-27 (validation/profiles/host-2026-11-27-s28b.yaml)
+    "sender.tls_byte_ns": _f(float, 0.78, "Sender CPU per byte of request written through TLS (encrypting it), "
+                             "beyond sender.byte_ns.", 0, 10**6),
     # broker
     "broker.request_us": _f(float, 40.0, "Broker I/O-thread CPU per produce request.", 0, 10**7),
     "broker.batch_us": _f(float, 10.0, "Broker CPU per partition batch appended (under the log lock).",
@@ -135,6 +144,12 @@ HARDWARE_FIELDS: dict[str, Field] = {
     "broker.network_request_us": _f(float, 10.0, "Broker network-thread CPU per request (read + "
                                     "response).", 0, 10**7),
     "broker.network_byte_ns": _f(float, 0.2, "Broker network-thread CPU per request byte read.", 0, 10**6),
+    "broker.tls_read_byte_ns": _f(float, 1.1, "Broker CPU per byte it reads through TLS (decrypting a produce "
+                                  "request on a network thread, a follower's fetched bytes on its fetcher).",
+                                  0, 10**6),
+    "broker.tls_write_byte_ns": _f(float, 0.86, "Broker network-thread CPU per byte of fetch response sent through "
+                                   "TLS: read from the page cache into the heap and encrypted, where PLAINTEXT "
+                                   "sends it with sendfile (zero-copy).", 0, 10**6),
     "broker.fetch_us": _f(float, 20.0, "Broker CPU per follower fetch request it serves as leader.", 0, 10**7),
     "broker.follower_fetch_us": _f(float, 0.0, "A follower's own CPU per fetch it makes (its fetcher thread "
                                    "builds the request, handles the response, appends; the collector's share): "

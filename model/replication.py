@@ -227,10 +227,11 @@ class Replication:
                 taken[p] = upto
                 nbytes += got
                 nbatches += upto - fetched[p]
-            # The leader reads the data (zero-copy) on a network thread; it crosses both NICs; the follower
-            # appends it to its own log (per batch and byte; the per-request cost is the produce path's).
-            # The leader serves the fetch (its own per-fetch cost), then the bytes go out zero-copy.
-            read = costs.fetch + costs.fetch_partition * session + costs.network_request + costs.network_byte * nbytes
+            # The leader serves the fetch (its own per-fetch cost) and sends the data on a network thread (zero-copy,
+            # or copied and encrypted through TLS); it crosses both NICs; the follower appends it to its own log
+            # (per batch and byte, and decrypts it through TLS; the per-request cost is the produce path's).
+            read = (costs.fetch + costs.fetch_partition * session + costs.network_request
+                    + (costs.network_byte + costs.tls_replica) * nbytes)
             append = (costs.follower_fetch + costs.follower_partition * session + costs.batch * nbatches
                       + (costs.byte + costs.follower_byte) * nbytes)
             if leader_host.uncontended() and follower_host.uncontended():

@@ -17,8 +17,8 @@ from kafkasim.model import clients
 from kafkasim.model.errors import ScenarioError
 from kafkasim.model.fields import clip, fmt as _fmt, read_mapping
 from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile, per_broker
-from kafkasim.model.scenario_fields import (FIELDS, LEVEL_KEYS, check_key, check_value, flatten, kafka_text,
-                                            parse_overrides)
+from kafkasim.model.scenario_fields import (FIELDS, LEVEL_KEYS, QUIET_AT_DEFAULT, check_key, check_value, flatten,
+                                            kafka_text, parse_overrides)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -53,6 +53,7 @@ class ProducerConfig:
     request_timeout_ms: float
     delivery_timeout_ms: float
     retries: int
+    security_protocol: str = "plaintext"
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class BrokerConfig:
     replica_fetch_min_bytes: int
     replica_fetch_max_bytes: int
     group_initial_rebalance_delay_ms: float
+    security_inter_broker_protocol: str = "plaintext"
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class ConsumerConfig:
     fetch_max_bytes: int
     max_poll_records: int
     partition_assignment_strategy: str
+    security_protocol: str = "plaintext"
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ class Scenario:
             if key.startswith("producer."):
                 if key == "producer.buffer.memory" and value == 0:
                     continue  # unbounded: a client that has a bound keeps its own default
-                if key in LEVEL_KEYS.values() and value == FIELDS[key].default:
+                if key in QUIET_AT_DEFAULT and value == FIELDS[key].default:
                     continue
                 out[key[len("producer."):]] = kafka_text(value)
         return out

@@ -16,6 +16,8 @@ from kafkasim.model.hardware import HARDWARE_FIELDS, PER_BROKER, per_broker
 
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
+# Kafka's security.protocol values (which it takes in any case)
+SECURITY_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
 
 FIELDS: dict[str, Field] = {
     "name": Field(str, "scenario", "A short name for the scenario."),
@@ -97,6 +99,9 @@ FIELDS: dict[str, Field] = {
     "topic.replication.factor": Field(int, 1, "Replicas per partition.", 1, 100),
     "topic.min.insync.replicas": Field(int, 1, "Replicas that must be in sync for acks=all.", 1, 100),
     # --- cluster
+    "producer.security.protocol": Field(SECURITY_PROTOCOLS, "plaintext", "How the producer's connections are "
+                                        "secured: *_SSL encrypts every byte (TLS) on the Sender and the broker's "
+                                        "network threads; SASL authenticates once a connection (not modelled)."),
     "cluster.brokers": Field(int, 1, "Brokers in the cluster.", 1, 1000),
     "cluster.offline_brokers": Field(int, 0, "Brokers of the cluster that are down (the highest ids): the topic "
                                      "was created with all of them, and each partition they led is led by its "
@@ -119,6 +124,9 @@ FIELDS: dict[str, Field] = {
                                                              "more members before a new group's first rebalance.",
                                                              0, INT_MAX),
     "cluster.broker.num.replica.fetchers": Field(int, 1, "Fetcher threads per source broker.", 1, 64),
+    "cluster.broker.security.inter.broker.protocol": Field(SECURITY_PROTOCOLS, "plaintext", "How the brokers' "
+                                                           "replication is secured: *_SSL encrypts it (the leader's "
+                                                           "network thread, the follower's fetcher)."),
     "cluster.broker.replica.fetch.wait.max.ms": Field(float, 500, "How long a follower fetch is parked on the "
                                                       "leader waiting for data.", 0, INT_MAX),
     "cluster.broker.replica.fetch.min.bytes": Field(int, 1, "Bytes a follower fetch waits for.", 1, INT_MAX),
@@ -147,6 +155,9 @@ FIELDS: dict[str, Field] = {
                                                 "batch).", 1, INT_MAX),
     "consumer.fetch.max.bytes": Field(int, 52428800, "Bytes per fetch in all (at least one batch).", 1, INT_MAX),
     "consumer.max.poll.records": Field(int, 500, "Records one poll() returns at most.", 1, INT_MAX),
+    "consumer.security.protocol": Field(SECURITY_PROTOCOLS, "plaintext", "How the consumer's connections are "
+                                        "secured: *_SSL encrypts what the broker sends (no zero-copy sendfile) and "
+                                        "the consumer decrypts it on its poll thread."),
     "consumer.partition.assignment.strategy": Field(("range", "roundrobin", "cooperative-sticky"), "range",
                                                     "How a group's partitions are spread over its instances."),
     "network.rtt_ms": Field(float, 0.0, "Round-trip delay added between clients and brokers.", 0, 10_000),
@@ -163,6 +174,14 @@ FIELDS.update({"hardware." + k: f for k, f in HARDWARE_FIELDS.items()})
 # The codecs with a level, and each level's key (KIP-390); at their defaults they are left out of the properties a
 # client is given (older clients and kafka-python do not know them).
 LEVEL_KEYS = {codec: f"producer.compression.{codec}.level" for codec in ("gzip", "lz4", "zstd")}
+# Client properties a live run passes to the client only away from their defaults (a user's --command-config may
+# set them: security.protocol with SASL or SSL)
+QUIET_AT_DEFAULT = (*LEVEL_KEYS.values(), "producer.security.protocol", "consumer.security.protocol")
+
+
+def encrypted(protocol: str) -> bool:
+    """Whether a security.protocol encrypts the bytes (TLS)."""
+    return protocol.endswith("ssl")
 
 SECTIONS = sorted({k.split(".")[0] for k in FIELDS})
 

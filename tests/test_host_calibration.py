@@ -368,6 +368,9 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert java["consumer.fetch_us"] + java["consumer.record_us"] + java["consumer.byte_ns"] > 0
     cold = next(r["perf_test"] for r in runs if r["id"] == "perf-test-cold")
     assert java["consumer.cold_cpu_ms"] >= 0 and len(cold["consumer_reads"]) == 2
+    # two configurations again through the SSL listener: what TLS adds a byte, and its code's compiling
+    assert {"sender.tls_byte_ns", "consumer.tls_byte_ns", "jvm.tls_jit_cpu_ms"} <= set(java)
+    assert {"broker.tls_read_byte_ns", "broker.tls_write_byte_ns"} <= set(hardware)
     assert profile["clients"]["kafka-python"]["worker.byte_ns"] >= 0
     assert cold["threads"]["C2"] > 0        # a fresh perf-test JVM compiles
     # the profile predicts

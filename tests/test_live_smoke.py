@@ -543,3 +543,21 @@ def test_a_group_of_two_instances_reads_the_topic_side_by_side(broker, tmp_path,
     assert 0 < result["fetch_ms"] <= max(i["fetch_ms"] + i["rebalance_ms"] for i in result["instances"]) + 1000
     assert run["command"].endswith("(× 2)") and run["stdout"].count(consumerperf.HEADER) == 2
     assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0
+
+
+
+def test_measure_runs_producer_and_consumer_through_tls(tmp_path):
+    """producer/consumer.security.protocol=ssl on a private cluster: a throwaway certificate, the SSL listener, the
+    clients' truststore from a file; every record sent, tailed and read through TLS."""
+    from kafkasim.validation.cluster import SSL_OFFSET
+    tail = _measure_consumer(tmp_path, "tls-tail", "producer.security.protocol=ssl", "consumer.security.protocol=ssl",
+                             "consumers.groups=1", "consumers.start=before-producers", "workload.records=3000",
+                             "workload.throughput=1000")
+    read = _measure_consumer(tmp_path, "tls-read", "producers=0", "consumers.groups=1",
+                             "consumers.prefilled_records=5000", "consumer.security.protocol=ssl")
+    assert tail["scenario"]["producer.security.protocol"] == tail["scenario"]["consumer.security.protocol"] == "ssl"
+    assert tail["end_to_end"]["records"] == 3000 and tail["result"]["records"] == 3000
+    assert read["result"]["records"] == 5000
+    for run in (tail, read):       # through the SSL listener: its ports are the cluster's first + SSL_OFFSET
+        port = int(run["target"]["bootstrap"].split(",")[0].rsplit(":", 1)[1])
+        assert port % 1000 == (19092 + SSL_OFFSET) % 1000

@@ -55,7 +55,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *
  * Lines on stdin, one configuration each: {@code id=X topic=T assign=1:2|2:1 records=N warmup=W size=S rate=R
  * p.KEY=VALUE ...} (assign: each partition's replicas, leader first, by node id; p.* are producer properties; rate
- * ≤ 0 is unthrottled). The topic is created for the configuration and deleted after it. For each, a discarded warm-up producer sends W records,
+ * ≤ 0 is unthrottled; bootstrap=B another listener, c.KEY=VALUE a property of its producer and consumers alike:
+ * security.protocol and the truststore of an SSL listener). The topic is created for the configuration and deleted after it. For each, a discarded warm-up producer sends W records,
  * then a fresh producer sends one record (connections and metadata), and N measured records; one line
  * {@code RESULT {json}} gives the measured phase: the worker's (this thread's) and the Sender's CPU, the JIT
  * compilers' CPU so far, the producer's own counters (requests, batches, bytes before and after compression,
@@ -177,6 +178,11 @@ public class HostCosts {
         Properties props = new Properties();
         for (Map.Entry<String, String> e : c.entrySet())
             if (e.getKey().startsWith("p.")) props.put(e.getKey().substring(2), e.getValue());
+        bootstrap = c.getOrDefault("bootstrap", bootstrap);
+        Properties client = new Properties();
+        for (Map.Entry<String, String> e : c.entrySet())
+            if (e.getKey().startsWith("c.")) client.put(e.getKey().substring(2), e.getValue());
+        props.putAll(client);
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -200,10 +206,11 @@ public class HostCosts {
         out.put("measured", phase(props, topic, payload, random, records, rate, brokers, false));
         if (c.containsKey("consume")) {
             int partitions = c.get("assign").split("\\|").length;
-            if (c.getOrDefault("consume_warmup", "0").equals("1")) consume(bootstrap, topic, partitions, 1048576, null);
+            if (c.getOrDefault("consume_warmup", "0").equals("1"))
+                consume(bootstrap, client, topic, partitions, 1048576, null);
             List<Map<String, Object>> reads = new ArrayList<>();
             for (String fetch : c.get("consume").split(","))
-                reads.add(consume(bootstrap, topic, partitions, Integer.parseInt(fetch), brokers));
+                reads.add(consume(bootstrap, client, topic, partitions, Integer.parseInt(fetch), brokers));
             out.put("consumed", reads);
         }
         out.put("jit_cpu_s", jitSeconds());
@@ -211,9 +218,10 @@ public class HostCosts {
     }
 
     /** A fresh consumer reads the topic from its start to its end, polling on this thread. */
-    static Map<String, Object> consume(String bootstrap, String topic, int partitions, int fetchSize,
-                                       List<Broker> brokers) throws Exception {
+    static Map<String, Object> consume(String bootstrap, Properties client, String topic, int partitions,
+                                       int fetchSize, List<Broker> brokers) throws Exception {
         Properties props = new Properties();
+        props.putAll(client);
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

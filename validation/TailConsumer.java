@@ -23,7 +23,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * producer writes it, and each record's end-to-end latency — poll() returning it, less its CreateTime (which the
  * producer sets in send(); producer and consumer share this host's clock).
  *
- * Flags: --bootstrap-server B --topic T --group G --records N [--timeout-ms MS] [--command-property K=V ...].
+ * Flags: --bootstrap-server B --topic T --group G --records N [--timeout-ms MS] [--command-config FILE]
+ * [--command-property K=V ...] (as Kafka's tools: the file's properties, then those given).
  * Prints {@code READY} once its partitions are assigned and its positions set at the log's end (the producer may
  * start), then, after N records (or MS
  * without one), {@code RESULT {json}}: records, the end-to-end percentiles in ms (avg, p50, p99, p99.9, max, as
@@ -46,6 +47,13 @@ public class TailConsumer {
                 case "--group": props.put(ConsumerConfig.GROUP_ID_CONFIG, args[++i]); break;
                 case "--records": records = Long.parseLong(args[++i]); break;
                 case "--timeout-ms": timeoutMs = Long.parseLong(args[++i]); break;
+                case "--command-config":
+                    try (java.io.Reader file = new java.io.FileReader(args[++i])) {
+                        Properties given = new Properties();
+                        given.load(file);
+                        given.forEach((k, v) -> props.putIfAbsent(k, v));
+                    }
+                    break;
                 case "--command-property":
                     while (i + 1 < args.length && !args[i + 1].startsWith("--")) {
                         String kv = args[++i];

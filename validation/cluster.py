@@ -20,16 +20,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafkasim.model.errors import LiveError, UserError
-from kafkasim.validation import admin
+from kafkasim.validation import admin, tls
 from kafkasim.validation.environment import KAFKA_NODE
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, cache_dir, ensure_kafka, java_command
 
 DEFAULT_BASE_PORT = 9092
 # Port layout, node i (0-based): client/inter-broker listener base+i, controller base+100+i,
-# EXTERNAL listener (used behind network emulation) base+200+i, JMX (loopback only) base+300+i.
+# EXTERNAL listener (used behind network emulation) base+200+i, JMX (loopback only) base+300+i, SSL base+400+i.
 CONTROLLER_OFFSET = 100
 EXTERNAL_OFFSET = 200
 JMX_OFFSET = 300
+SSL_OFFSET = 400
 BROKER_HEAP = "512m"  # 2 cores and a client share the machine; Kafka's own default of 1 GiB buys nothing here
 
 BROKER_LOG4J = """# kafkasim: broker logs to a bounded rolling file.
@@ -73,6 +74,7 @@ class ClusterState:
     netns: str | None = None  # the network namespace the nodes run in, if any
     external_advertised: list[str] = field(default_factory=list)  # host:port clients are told to use, per node
     settings: dict[str, str] = field(default_factory=dict)  # broker properties over the defaults below (a scenario's)
+    tls: bool = False       # an SSL listener beside the PLAINTEXT one (validation/tls.py)
     pids: list[int] = field(default_factory=list)
     cluster_id: str = ""
     started_at: float = 0.0
@@ -83,6 +85,15 @@ class ClusterState:
         return ",".join(f"127.0.0.1:{self.base_port + i}" for i in range(self.brokers))
 
     @property
+    def ssl_bootstrap(self) -> str:
+        """The SSL listener (a cluster started with tls)."""
+        return ",".join(f"127.0.0.1:{self.base_port + SSL_OFFSET + i}" for i in range(self.brokers))
+
+    @property
+    def tls_directory(self) -> Path:
+        return Path(self.directory) / "tls"
+
+    @property
     def prefix(self) -> tuple[str, ...]:
         """How to run a command where the nodes run."""
         return ("ip", "netns", "exec", self.netns) if self.netns else ()
@@ -91,13 +102,14 @@ class ClusterState:
 class Cluster:
     def __init__(self, directory: Path | None = None, brokers: int = 1, base_port: int = DEFAULT_BASE_PORT,
                  netns: str | None = None, external_advertised: list[str] | None = None, heap: str = BROKER_HEAP,
-                 settings: dict[str, str] | None = None):
+                 settings: dict[str, str] | None = None, tls: bool = False):
         if brokers not in (1, 3):
             raise UserError(f"--brokers {brokers} is not supported; allowed: 1 or 3")
         self.directory = Path(directory or default_dir()).resolve()
         self.heap = heap
         self.state = ClusterState(str(self.directory), brokers, base_port, netns=netns,
-                                  external_advertised=list(external_advertised or []), settings=dict(settings or {}))
+                                  external_advertised=list(external_advertised or []), settings=dict(settings or {}),
+                                  tls=tls)
 
     # ---- state on disk -------------------------------------------------------------------------------------
     @property
@@ -164,7 +176,7 @@ class Cluster:
             busy = busy_port(b, self.state.brokers)
         if busy is not None:
             raise UserError(f"port {busy} on 127.0.0.1 is in use; stop what uses it or choose another "
-                            f"--base-port (this cluster needs {b}..{b + JMX_OFFSET + 2})")
+                            f"--base-port (this cluster needs {b}..{b + SSL_OFFSET + 2})")
 
     def _server_properties(self, i: int) -> str:
         s, b, n = self.state, self.state.base_port, self.state.brokers
@@ -174,15 +186,22 @@ class Cluster:
         if s.external_advertised:
             listeners.append(f"EXTERNAL://127.0.0.1:{b + EXTERNAL_OFFSET + i}")
             advertised.append(f"EXTERNAL://{s.external_advertised[i]}")
+        settings = dict(s.settings)
+        if s.tls:
+            listeners.append(f"SSL://127.0.0.1:{b + SSL_OFFSET + i}")
+            advertised.append(f"SSL://127.0.0.1:{b + SSL_OFFSET + i}")
+            settings.update(tls.broker_properties(s.tls_directory))
+        # (Kafka takes the inter-broker listener by name or by protocol, not both: the name it is)
+        inter = settings.pop("security.inter.broker.protocol", "PLAINTEXT").upper()
         props = {
             "process.roles": "broker,controller",
             "node.id": i + 1,
             "controller.quorum.voters": voters,  # a static voter set, the same for one node and three
             "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "inter.broker.listener.name": inter,
             "listeners": ",".join(listeners),
             "advertised.listeners": ",".join(advertised),
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT,SSL:SSL",
             "log.dirs": self.node_dir(i) / "data",
             "num.partitions": 1,
             "auto.create.topics.enable": "false",
@@ -195,7 +214,7 @@ class Cluster:
             "log.segment.bytes": 64 * 1024 * 1024,
             "log.retention.check.interval.ms": 30000,
             "delete.topic.enable": "true",
-            **s.settings,
+            **settings,
         }
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
@@ -211,6 +230,8 @@ class Cluster:
                                 f"empty or new directory (kafkasim deletes only what it created)")
             shutil.rmtree(self.directory)  # what a stopped cluster left behind: old data and logs
         self.directory.mkdir(parents=True)
+        if self.state.tls:
+            tls.make_certificate(self.state.tls_directory)
         self.state.cluster_id = _random_cluster_id()
         self.state.started_at = time.time()
         self._save()
@@ -363,7 +384,8 @@ PORT_PATIENCE = 10.0
 def busy_port(base: int, brokers: int) -> int | None:
     """The first port a cluster on `base` needs that something on 127.0.0.1 already uses, or None."""
     for i in range(brokers):
-        for port in (base + i, base + CONTROLLER_OFFSET + i, base + EXTERNAL_OFFSET + i, base + JMX_OFFSET + i):
+        for port in (base + i, base + CONTROLLER_OFFSET + i, base + EXTERNAL_OFFSET + i, base + JMX_OFFSET + i,
+                     base + SSL_OFFSET + i):
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:

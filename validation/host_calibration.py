@@ -26,7 +26,7 @@ from kafkasim.calibration.host_costs import (client_costs, consumer_cold, consum
 from kafkasim.calibration.profile import profile_yaml
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.hardware import HARDWARE_FIELDS, THIS_HOST, this_host_path
-from kafkasim.validation import consumerperf, environment, perftest, runners
+from kafkasim.validation import consumerperf, environment, perftest, runners, tls
 from kafkasim.validation.cluster import Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir, compiled, ensure_kafka, java_command
 from kafkasim.validation.runners import CLIENT_HEAP
@@ -54,6 +54,7 @@ class Run:
     background: int = 0              # beside an idle topic of this many RF-3 partitions (in the fetch sessions)
     consume_warmup: bool = False     # after a discarded read that warms the consumer's code
     warm_bytes: int = 0              # a warm-up that writes this many bytes through the leader
+    tls: bool = False                # through the SSL listener, producer and consumer alike
 
     @property
     def topic(self) -> str:
@@ -68,8 +69,8 @@ class Run:
         return (f"id={self.id} topic={self.topic} assign={assignment(self.partitions, self.replicas, spread)} "
                 f"only={only}")
 
-    def line(self, scale: float, first: bool) -> str:
-        """The run's line for HostCosts."""
+    def line(self, scale: float, first: bool, client: dict[str, str] | None = None) -> str:
+        """The run's line for HostCosts; `client`: another listener and its client properties (an SSL run's)."""
         records = max(2000, int(self.records * scale))
         # the first run starts the JVM and warms the brokers: a long warm-up (its cold start is measured)
         warmup = max(1000, int((1.5 if first else 0.25) * records)) if self.rate <= 0 else records // 4
@@ -83,7 +84,9 @@ class Run:
             reads.append("consume_warmup=1")
         return " ".join([f"id={self.id}", f"topic={self.topic}", f"assign={assignment(self.partitions, self.replicas)}",
                          f"records={records}", f"warmup={warmup}", f"size={self.size}", f"rate={self.rate * scale}",
-                         *(f"p.{k}={v}" for k, v in props.items()), *reads])
+                         *(f"p.{k}={v}" for k, v in props.items()), *reads,
+                         *(f"bootstrap={v}" if k == "bootstrap.servers" else f"c.{k}={v}"
+                           for k, v in (client or {}).items())])
 
 
 def assignment(partitions: int, replicas: int, spread: bool = False) -> str:
@@ -105,7 +108,9 @@ def assignment(partitions: int, replicas: int, spread: bool = False) -> str:
 # (a calibration without it, 700 GB into a boot, had its next runs' broker CPU 23–34 % above the fit, against
 # −13 to +9 % with it; session 25).
 # Three of them are then read by a consumer, with small and large fetches: its costs per fetch, record and byte,
-# and the leader's per consumer fetch (≈ 10 s in all).
+# and the leader's per consumer fetch (≈ 10 s in all). Two of those again through the SSL listener give what TLS
+# adds per byte: the Sender's and the leader's network threads' on the way in, the consumer's and the leader's on
+# the way out (≈ 8 s).
 SLOW_STATE_BYTES = 6_000_000_000
 CONSUMER_FETCHES = (65536, 1048576)
 MATRIX = (
@@ -128,6 +133,9 @@ MATRIX = (
     Run("s1k-b16k-p3-r3-bg", 1000, 20_000, batch=16384, acks="all", partitions=3, replicas=3, background=600),
     Run("s1k-b16k-t2k", 1000, 8_000, batch=16384, linger=0, rate=2000),
     Run("s1k-b64k-buf1m", 1000, 150_000, buffer=1 << 20),
+    Run("s512-b64k-tls", 512, 300_000, consume=CONSUMER_FETCHES, consume_warmup=True, tls=True,
+        warm_bytes=100_000_000),
+    Run("s1k-b256k-tls", 1000, 200_000, batch=262144, linger=10, consume=CONSUMER_FETCHES, tls=True),
 )
 
 
@@ -143,7 +151,7 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
     lib = ensure_kafka()
     classes = compiled(lib, TOOL)
     base_port = free_base_port(BASE_PORT, NODES)
-    cluster = Cluster(cache_dir() / f"calibrate-host-{os.getpid()}", NODES, base_port)
+    cluster = Cluster(cache_dir() / f"calibrate-host-{os.getpid()}", NODES, base_port, tls=True)
     say(f"kafkasim: calibrate host: starting {NODES} Kafka nodes (ports {base_port}..)")
     cluster.up(quiet=True)
     progress = lambda text: say(f"kafkasim: calibrate host: {text} ({time.monotonic() - started:.0f} s)")  # noqa: E731
@@ -191,16 +199,18 @@ def _matrix(lib: Path, classes: Path, cluster: Cluster, scale: float, say) -> tu
                             start_new_session=True)
     ask = lambda line, what: json.loads(_next_result(proc, stderr, what, send=line).split(" ", 1)[1])  # noqa: E731
     runs: list[dict] = []
+    ssl = {"bootstrap.servers": cluster.state.ssl_bootstrap, **tls.client_properties(cluster.state.tls_directory)}
     try:
         for i, run in enumerate(MATRIX):
             background = Run(BACKGROUND_ID, 0, 0, partitions=run.background, replicas=NODES) if run.background else None
             if background:
                 ask(background.topic_line("create", spread=True), "the idle background topic")
-            result = ask(run.line(scale, i == 0), run.id)
+            result = ask(run.line(scale, i == 0, ssl if run.tls else None), run.id)
             if background:
                 ask(background.topic_line("delete"), "deleting the background topic")
             runs.append({**result, "size": run.size, "codec": run.codec, "replicas": run.replicas,
                          "leader": 1, "throttled": run.rate > 0, "acks": run.acks, "partitions": run.partitions,
+                         **({"tls": True} if run.tls else {}),
                          **({"background_led": background.led_by_node_1(spread=True)} if background else {})})
             m = result["measured"]
             say(f"[{i + 1}/{len(MATRIX)}] {run.id}: {m['records'] / m['seconds']:,.0f} records/s, worker "
@@ -384,7 +394,7 @@ def host_profile(runs: list[dict], fingerprint: dict, output: Path, short: bool)
     defaults = {k: f.default for k, f in HARDWARE_FIELDS.items()}
     hardware, java, errors = profile_sections(costs, defaults)
     python_runs = [r["python"] for r in runs if "python" in r and r["python"].get("request-total")]
-    reads = [read for r in runs for read in r.get("consumed", [])]
+    reads = [read for r in runs if not r.get("tls") for read in r.get("consumed", [])]
     if reads:
         measured, consumer_notes = consumer_costs(reads, costs, notes["idle_broker_cores"])
         cold = next((r["perf_test"].get("consumer_reads") for r in runs if "perf_test" in r), None)

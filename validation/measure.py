@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kafkasim.model.errors import LiveError, UserError
-from kafkasim.model.scenario_fields import FIELDS, LEVEL_KEYS
+from kafkasim.model.scenario_fields import FIELDS, QUIET_AT_DEFAULT
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
 from kafkasim.validation.cluster import TUNED
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
@@ -30,7 +30,7 @@ MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.",
             "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
 LATER_DEFAULTS = {"cluster.offline_brokers": 0,
-                  **{key: FIELDS[key].default for key in ("workload.reporting_interval_ms", *LEVEL_KEYS.values())},
+                  **{key: FIELDS[key].default for key in ("workload.reporting_interval_ms", *QUIET_AT_DEFAULT)},
                   **{key: f.default for key, f in FIELDS.items()
                      if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of

@@ -22,8 +22,9 @@ READY_SECONDS = 60           # a fresh JVM's start and the group's join on a bus
 class Tail:
     def __init__(self, lib: Path, sc, target: Target, topic: str, records: int, group: str):
         props = {k: v for k, v in consumer_properties(sc).items() if k != "auto.offset.reset"}
+        config = ["--command-config", str(target.command_config)] if target.command_config else []
         args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--group", group, "--records",
-                str(records), "--timeout-ms", str(IDLE_TIMEOUT_MS),
+                str(records), "--timeout-ms", str(IDLE_TIMEOUT_MS), *config,
                 "--command-property", *(f"{k}={v}" for k, v in sorted(props.items()))]
         cmd = [*target.client_prefix,
                *java_command(lib, TOOL.stem, args, heap=CLIENT_HEAP, classes=compiled(lib, TOOL))]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kafkasim.model.errors import UserError
 from kafkasim.model.scenario_fields import FIELDS, kafka_text
+from kafkasim.validation import tls
 from kafkasim.validation.cluster import TUNED, Cluster, free_base_port
 from kafkasim.validation.kafka_dist import cache_dir
 from kafkasim.validation.runners import Target, stopping_brokers_error, unreachable
@@ -54,10 +55,14 @@ class ClusterPool:
         self.lab = None
         self.target_: Target | None = None
 
-    def target(self, brokers: int, network: dict, settings: dict[str, str] | None = None) -> Target:
+    def target(self, brokers: int, network: dict, settings: dict[str, str] | None = None,
+               encrypted: bool = False, tls_listener: bool = False) -> Target:
+        """The private cluster for these brokers, network and broker settings, with an SSL listener if asked (for
+        the brokers' replication: cluster.broker.security.inter.broker.protocol); with `encrypted`, every client
+        of the measurement uses it."""
         settings = dict(settings or {})
         want = (brokers, network["rtt_ms"], network["bandwidth_mbit"], network.get("slow_brokers", ()),
-                tuple(sorted(settings.items())))
+                tuple(sorted(settings.items())), encrypted, tls_listener)
         if want == self.current and self.target_ is not None:
             return self.target_
         self.close()
@@ -66,6 +71,8 @@ class ClusterPool:
         self.say(f"starting a private {brokers}-broker cluster in {self.directory} on ports {self.base_port}.."
                  + (f" behind {_describe_network(network)}" if emulated(network) else "")
                  + (f" with {', '.join(f'{k}={v}' for k, v in settings.items())}" if settings else ""))
+        if emulated(network) and tls_listener:
+            raise UserError("network conditions and TLS together are not emulated here; allowed: one of them")
         if emulated(network):
             from kafkasim.validation.network import NetworkLab
             self.lab = NetworkLab(rtt_ms=network["rtt_ms"], bandwidth_mbit=network["bandwidth_mbit"],
@@ -79,13 +86,17 @@ class ClusterPool:
             bootstrap = self.lab.advertised(brokers, self.base_port)[0]
             client_prefix = self.lab.client_prefix
         else:
-            self.cluster = Cluster(self.directory, brokers, self.base_port, settings=settings)
+            self.cluster = Cluster(self.directory, brokers, self.base_port, settings=settings, tls=tls_listener)
             self.cluster.up(quiet=True)
             bootstrap, client_prefix = self.cluster.state.bootstrap, ()
         self.current = want
-        self.target_ = Target(bootstrap, self.cluster.state.bootstrap, brokers, client_prefix,
-                              self.cluster.state.prefix, self.command_config, managed=True, network=dict(network),
-                              nodes=self.cluster)
+        state, config = self.cluster.state, self.command_config
+        admin_bootstrap = state.bootstrap
+        if encrypted:
+            bootstrap = admin_bootstrap = state.ssl_bootstrap
+            config = tls.client_config(state.tls_directory)
+        self.target_ = Target(bootstrap, admin_bootstrap, brokers, client_prefix, state.prefix, config, managed=True,
+                              network=dict(network), nodes=self.cluster)
         return self.target_
 
     def close(self) -> None:
@@ -128,10 +139,26 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
         return Target(bootstrap_server, bootstrap_server, None, command_config=command_config, network=network)
     running = Cluster.load()
     settings = broker_settings(sc)
+    encrypted = private_tls(sc)
+    inter = sc.cluster.broker.security_inter_broker_protocol
     # (nodes are stopped only in a private cluster, never in the one `kafkasim cluster up` started for the user)
     if running is not None and not emulated(network) and not offline and running.status()["up"] \
             and running.state.brokers == sc.cluster.brokers and running.state.netns is None \
-            and running.state.settings == settings:
+            and running.state.settings == settings and not encrypted and inter == "plaintext":
         return Target(running.state.bootstrap, running.state.bootstrap, running.state.brokers,
                       command_config=command_config, managed=True, network=network)
-    return pool.target(sc.cluster.brokers, network, settings)
+    return pool.target(sc.cluster.brokers, network, settings, encrypted, tls_listener=encrypted or inter == "ssl")
+
+
+def private_tls(sc) -> bool:
+    """Whether the clients reach a cluster kafkasim starts through TLS: producer and consumer alike, plaintext or
+    ssl (it has no SASL)."""
+    used = tls.client_protocols(sc) | {sc.cluster.broker.security_inter_broker_protocol}
+    if any(p.startswith("sasl") for p in used):
+        raise UserError(f"security.protocol {'/'.join(sorted(used))}: kafkasim's own clusters have no SASL; allowed: "
+                        f"plaintext or ssl (measure your SASL cluster with --bootstrap-server and --command-config)")
+    clients = tls.client_protocols(sc)
+    if len(clients) > 1:
+        raise UserError("producer.security.protocol and consumer.security.protocol differ; allowed on a cluster "
+                        "kafkasim starts: the same, plaintext or ssl (its clients share one listener)")
+    return clients == {"ssl"}
