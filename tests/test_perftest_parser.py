@@ -84,6 +84,15 @@ def test_kafka_python_config_mapping():
     assert ignored == ["buffer.memory"]
 
 
+def test_kafka_python_takes_tls_from_kafkas_properties():
+    """security.protocol in any case, as Java takes it; a PEM truststore as its CA file (a JKS one it cannot read)."""
+    config, ignored = pyperf._kafka_python_config({"security.protocol": "ssl", "ssl.truststore.type": "PEM",
+                                                   "ssl.truststore.location": "/c/ca.pem"})
+    assert config == {"security_protocol": "SSL", "ssl_cafile": "/c/ca.pem"} and ignored == ["ssl.truststore.type"]
+    config, ignored = pyperf._kafka_python_config({"ssl.truststore.location": "/c/trust.jks"})
+    assert config == {} and ignored == ["ssl.truststore.location"]
+
+
 def test_command_config_secrets_are_redacted(tmp_path):
     path = tmp_path / "client.properties"
     path.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"

@@ -117,6 +117,9 @@ def _kafka_python_config(props: dict[str, str]) -> tuple[dict, list[str]]:
                 if m:
                     config[arg] = m.group(1)
             continue
+        if key == "ssl.truststore.location" and props.get("ssl.truststore.type", "").upper() == "PEM":
+            config["ssl_cafile"] = value   # (a JKS or PKCS12 store kafka-python cannot read: left out below)
+            continue
         if name not in KafkaProducer.DEFAULT_CONFIG:
             ignored.append(key)  # e.g. buffer.memory (kafka-python 3.x has no bound), partitioner.* (Java only)
             continue
@@ -129,6 +132,8 @@ def _kafka_python_value(key: str, value: str):
         return "all" if value in ("all", "-1") else int(value)
     if key == "compression.type":
         return None if value == "none" else value
+    if key == "security.protocol":
+        return value.upper()       # (Java takes any case, kafka-python only Kafka's own)
     if key == "send.buffer.bytes" and int(value) < 0:
         return None  # -1 = the OS default, which kafka-python spells None
     if value in ("true", "false"):
