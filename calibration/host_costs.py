@@ -185,7 +185,7 @@ def tls_costs(runs: list[dict]) -> dict[str, Cost]:
     out: dict[str, list[float]] = {k: [] for k in ("sender.tls_byte_ns", "broker.tls_read_byte_ns",
                                                    "consumer.tls_byte_ns", "broker.tls_write_byte_ns")}
     for r in runs:
-        twin = next((t for t in runs if t.get("id") == r.get("id", "").removesuffix("-tls") and t is not r), None)
+        twin = _twin(runs, r, "-tls")
         if not r.get("tls") or twin is None:
             continue
         (m, n), (m0, n0) = ((x["measured"], x["measured"]["bytes"]) for x in (r, twin))
@@ -202,7 +202,17 @@ def tls_costs(runs: list[dict]) -> dict[str, Cost]:
             out["consumer.tls_byte_ns"].append(per_byte(read["poll_cpu_s"], b) - per_byte(read0["poll_cpu_s"], b0))
             out["broker.tls_write_byte_ns"].append(per_byte(read["brokers"][r["leader"] - 1]["network_cpu_s"], b)
                                                    - per_byte(read0["brokers"][r["leader"] - 1]["network_cpu_s"], b0))
-    return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in out.items() if v}
+    return _medians(out)
+
+
+def _twin(runs: list[dict], run: dict, suffix: str) -> dict | None:
+    """The run of the same configuration without what `suffix` names in this run's id (-tls, -bg), if there is one."""
+    return next((t for t in runs if t.get("id") == run.get("id", "").removesuffix(suffix) and t is not run), None)
+
+
+def _medians(values: dict[str, list[float]]) -> dict[str, Cost]:
+    """Each cost's median over its runs (at least 0), with their spread; costs without runs left out."""
+    return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in values.items() if v}
 
 
 def _work(broker: dict) -> float:
@@ -251,7 +261,7 @@ def _sessions(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str
     out: dict[str, list[float]] = {"broker.fetch_partition_us": [], "broker.follower_partition_us": []}
     for r in runs:
         added = r.get("background_led", 0)
-        twin = next((t for t in runs if t.get("id") == r.get("id", "").removesuffix("-bg") and t is not r), None)
+        twin = _twin(runs, r, "-bg")
         if not added or twin is None:
             continue
         copies = r["replicas"] - 1
@@ -259,7 +269,7 @@ def _sessions(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str
         out["broker.fetch_partition_us"].append((lead / fetches - lead0 / fetches0) / added / US)
         out["broker.follower_partition_us"] += [(f / fetches - f0 / fetches0) * copies / added / US
                                                 for f, f0 in zip(follow, follow0)]
-    return {k: Cost(max(0.0, float(np.median(v))), float(np.std(v)), len(v)) for k, v in out.items() if v}
+    return _medians(out)
 
 
 def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[str, Cost]:

@@ -181,7 +181,8 @@ class Broker:
         partition of the consumer's fetch session (`session` of them: all it reads from this broker, those it
         asks for now or not, broker.fetch_partition_us each) up to the high watermark; with fewer than
         fetch.min.bytes there the fetch is parked until more arrive or fetch.max.wait.ms passes; a network thread
-        sends the batches (zero-copy with PLAINTEXT; through TLS copied out and encrypted, tls_fetch). Returns the batches."""
+        sends the batches (zero-copy with PLAINTEXT; through TLS copied out and encrypted, tls_fetch). Returns the
+        batches."""
         env, costs = self.env, self.costs
         processor = self.processors[connection % len(self.processors)]
         handoff = costs.handoff * self.host.crowding

@@ -29,7 +29,7 @@ from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
 from kafkasim.model.host import ClientHosts, ClientMachine, transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
-from kafkasim.model.scenario_fields import encrypted
+from kafkasim.model.scenario_fields import tls_seconds
 from kafkasim.model.replication import FETCH_PARTITION_BYTES, FETCH_REQUEST_BYTES, FetchedBatch
 
 # A cold poll thread's speed against its warm speed (Simplified: one factor until consumer.cold_cpu_ms is spent;
@@ -228,7 +228,7 @@ def compile_seconds(s) -> float:
     run, less what its start and join took for one started before the producers (measured, or else the producer
     JVM's jvm.jit_cpu_ms)."""
     hw = s.hardware
-    tls = hw.seconds("jvm.tls_jit_cpu_ms") if encrypted(s.consumer.security_protocol) else 0.0   # (its TLS code)
+    tls = tls_seconds(hw, s.consumer.security_protocol, "jvm.tls_jit_cpu_ms")     # (its TLS code)
     if hw["consumer.jit_cpu_ms"] <= 0:
         return hw.seconds("jvm.jit_cpu_ms") + tls
     before = hw.seconds("consumer.start_jit_cpu_ms") if s.consumers.start == "before-producers" else 0.0
@@ -241,7 +241,7 @@ def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
     JVM of its own whose compilers take that host's cores as a producer's do (compile_seconds)."""
     c, hw = s.consumers, s.hardware
     codec = s.producer.compression_type
-    tls = hw.seconds("consumer.tls_byte_ns") if encrypted(s.consumer.security_protocol) else 0.0
+    tls = tls_seconds(hw, s.consumer.security_protocol, "consumer.tls_byte_ns")
     costs = ConsumerCosts(hw.seconds("consumer.fetch_us"), hw.seconds("consumer.record_us"),
                           hw.seconds("consumer.byte_ns") + tls, c.app_record_us * 1e-6,
                           hw.seconds(f"compression.{codec}.validate_ns") if codec != "none" else 0.0,

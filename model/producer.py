@@ -15,7 +15,7 @@ from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import PerRecordPartitioner, make_partitioner
 from kafkasim.model.records import Records
 from kafkasim.model.scenario import Scenario
-from kafkasim.model.scenario_fields import encrypted
+from kafkasim.model.scenario_fields import tls_seconds
 from kafkasim.model.sender import Sender, SenderCosts
 from kafkasim.model.worker import WorkerCosts, WorkerThread, throttle_release_times
 
@@ -67,8 +67,9 @@ class KafkaProducer:
                                              delivery_timeout=p.delivery_timeout_ms / 1000.0)
         # the compilers also compile the codec's stream and library (measured per codec by `calibrate host`)
         # ... and its TLS code where its connections are encrypted
-        jit = (hw.seconds("jvm.jit_cpu_ms") + (0.0 if codec == "none" else hw.seconds(f"compression.{codec}.jit_cpu_ms"))
-               + (hw.seconds("jvm.tls_jit_cpu_ms") if encrypted(p.security_protocol) else 0.0))
+        jit = (hw.seconds("jvm.jit_cpu_ms")
+               + (0.0 if codec == "none" else hw.seconds(f"compression.{codec}.jit_cpu_ms"))
+               + tls_seconds(hw, p.security_protocol, "jvm.tls_jit_cpu_ms"))
         jvm = (jit, hw["jvm.cold_factor"], hw["jvm.warm_invocations"],
                hw.seconds("jvm.gc_record_ns"), hw.seconds("jvm.gc_held_us"), hw.seconds("jvm.sender_cold_cpu_ms"),
                hw["jvm.sender_cold_s"])
@@ -79,7 +80,7 @@ class KafkaProducer:
                              SenderCosts(hw.seconds("sender.request_us"), hw.seconds("sender.batch_us"),
                                          hw.seconds("sender.record_us"), compress_seconds(s, codec),
                                          hw.seconds("sender.byte_ns")
-                                         + (hw.seconds("sender.tls_byte_ns") if encrypted(p.security_protocol) else 0)),
+                                         + tls_seconds(hw, p.security_protocol, "sender.tls_byte_ns")),
                              p.acks, p.max_request_size,
                              clients.mutes_partitions(library, p.enable_idempotence, p.max_in_flight), self.jvm)
         pool.on_exhausted = self.sender.wakeup

@@ -17,7 +17,7 @@ from kafkasim.model import clients
 from kafkasim.model.errors import ScenarioError
 from kafkasim.model.fields import clip, fmt as _fmt, read_mapping
 from kafkasim.model.hardware import Hardware, HARDWARE_FIELDS, load_profile, per_broker
-from kafkasim.model.scenario_fields import (FIELDS, LEVEL_KEYS, QUIET_AT_DEFAULT, check_key, check_value, flatten,
+from kafkasim.model.scenario_fields import (FIELDS, LEVEL_KEYS, check_key, check_value, flatten, given_to_client,
                                             kafka_text, parse_overrides)
 
 
@@ -164,7 +164,7 @@ class Scenario:
             if key.startswith("producer."):
                 if key == "producer.buffer.memory" and value == 0:
                     continue  # unbounded: a client that has a bound keeps its own default
-                if key in QUIET_AT_DEFAULT and value == FIELDS[key].default:
+                if not given_to_client(key, value):
                     continue
                 out[key[len("producer."):]] = kafka_text(value)
         return out

@@ -179,9 +179,15 @@ LEVEL_KEYS = {codec: f"producer.compression.{codec}.level" for codec in ("gzip",
 QUIET_AT_DEFAULT = (*LEVEL_KEYS.values(), "producer.security.protocol", "consumer.security.protocol")
 
 
-def encrypted(protocol: str) -> bool:
-    """Whether a security.protocol encrypts the bytes (TLS)."""
-    return protocol.endswith("ssl")
+def tls_seconds(hw, protocol: str, key: str) -> float:
+    """A TLS cost (hardware `key`, in seconds) where a security.protocol encrypts the bytes (*_ssl), else 0."""
+    return hw.seconds(key) if protocol.endswith("ssl") else 0.0
+
+
+def given_to_client(key: str, value) -> bool:
+    """Whether a live run passes this client property to the client (QUIET_AT_DEFAULT ones only away from their
+    defaults)."""
+    return not (key in QUIET_AT_DEFAULT and value == FIELDS[key].default)
 
 SECTIONS = sorted({k.split(".")[0] for k in FIELDS})
 

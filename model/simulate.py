@@ -25,7 +25,7 @@ from kafkasim.model.records import Records
 from kafkasim.model.replication import Replication, assign_replicas
 from kafkasim.model.results import Result, build_result
 from kafkasim.model.scenario import Scenario, ScenarioError
-from kafkasim.model.scenario_fields import encrypted
+from kafkasim.model.scenario_fields import tls_seconds
 
 
 def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -42,7 +42,6 @@ def broker_costs(s: Scenario, hw) -> BrokerCosts:
     broker_codec = s.cluster.broker.compression_type
     recompress = broker_codec not in ("producer", codec) and not (broker_codec == "uncompressed" and codec == "none")
     # TLS: what a broker decrypts as it reads and encrypts as it sends, on each flow that is encrypted
-    tls = lambda protocol, key: hw.seconds(key) if encrypted(protocol) else 0.0                     # noqa: E731
     replicas = s.cluster.broker.security_inter_broker_protocol
     return BrokerCosts(
         network_request=hw.seconds("broker.network_request_us"),
@@ -58,12 +57,12 @@ def broker_costs(s: Scenario, hw) -> BrokerCosts:
         handoff=hw.seconds("broker.handoff_us"),
         fetch=hw.seconds("broker.fetch_us"),
         follower_fetch=hw.seconds("broker.follower_fetch_us"),
-        follower_byte=hw.seconds("broker.follower_byte_ns") + tls(replicas, "broker.tls_read_byte_ns"),
+        follower_byte=hw.seconds("broker.follower_byte_ns") + tls_seconds(hw, replicas, "broker.tls_read_byte_ns"),
         fetch_partition=hw.seconds("broker.fetch_partition_us"),
         follower_partition=hw.seconds("broker.follower_partition_us"),
-        tls_produce=tls(s.producer.security_protocol, "broker.tls_read_byte_ns"),
-        tls_fetch=tls(s.consumer.security_protocol, "broker.tls_write_byte_ns"),
-        tls_replica=tls(replicas, "broker.tls_write_byte_ns"),
+        tls_produce=tls_seconds(hw, s.producer.security_protocol, "broker.tls_read_byte_ns"),
+        tls_fetch=tls_seconds(hw, s.consumer.security_protocol, "broker.tls_write_byte_ns"),
+        tls_replica=tls_seconds(hw, replicas, "broker.tls_write_byte_ns"),
     )
 
 

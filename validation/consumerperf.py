@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from kafkasim.model.scenario_fields import FIELDS, QUIET_AT_DEFAULT, kafka_text
+from kafkasim.model.scenario_fields import given_to_client, kafka_text
 from kafkasim.validation.kafka_dist import java_command
 from kafkasim.validation.perftest import read_metric
 from kafkasim.validation.runners import CLIENT_HEAP, Target
@@ -96,7 +96,7 @@ def consumer_properties(sc) -> dict[str, str]:
     """The consumer's Kafka properties as the scenario resolves them."""
     out = {}
     for key, value in sc.values:
-        if key.startswith("consumer.") and not (key in QUIET_AT_DEFAULT and value == FIELDS[key].default):
+        if key.startswith("consumer.") and given_to_client(key, value):
             out[key[len("consumer."):]] = kafka_text(value)
     strategy = {"range": "org.apache.kafka.clients.consumer.RangeAssignor",
                 "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",

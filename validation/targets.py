@@ -153,11 +153,11 @@ def resolve(sc, bootstrap_server: str | None, command_config: Path | None, pool:
 def private_tls(sc) -> bool:
     """Whether the clients reach a cluster kafkasim starts through TLS: producer and consumer alike, plaintext or
     ssl (it has no SASL)."""
-    used = tls.client_protocols(sc) | {sc.cluster.broker.security_inter_broker_protocol}
+    clients = tls.client_protocols(sc)
+    used = clients | {sc.cluster.broker.security_inter_broker_protocol}
     if any(p.startswith("sasl") for p in used):
         raise UserError(f"security.protocol {'/'.join(sorted(used))}: kafkasim's own clusters have no SASL; allowed: "
                         f"plaintext or ssl (measure your SASL cluster with --bootstrap-server and --command-config)")
-    clients = tls.client_protocols(sc)
     if len(clients) > 1:
         raise UserError("producer.security.protocol and consumer.security.protocol differ; allowed on a cluster "
                         "kafkasim starts: the same, plaintext or ssl (its clients share one listener)")
