@@ -528,6 +528,25 @@ def test_warm_up_reads_repeat_while_the_brokers_compile(broker, tmp_path, monkey
     assert [r["ok"] for r in measurer.store.records()] == [True]
 
 
+def test_a_tailing_consumers_configuration_warms_the_fetch_path_with_discarded_tail_runs(broker, tmp_path,
+                                                                                          monkeypatch):
+    """A producer with a tailing consumer: after the producer's warm-up, discarded runs of the producer with its
+    tailing consumer (the brokers' fetch path: a producer's warm-up leaves it cold) while the brokers' compilers are
+    busy (here: always) up to WARMUP_LIMIT_SECONDS; only the measured run is stored."""
+    from kafkasim.validation import measure
+    monkeypatch.setattr(measure, "BROKER_JIT_QUIET", 0.0)
+    monkeypatch.setattr(measure, "WARMUP_LIMIT_SECONDS", 5.0)
+    monkeypatch.setattr(measure, "JIT_RUN_SECONDS", 1.0)
+    scenario, target, out, measurer = _measuring(broker, tmp_path, warmup_records=2000)
+    measurer.warm_clusters.add(measure.warmth(target))      # not the cluster's first configuration
+    measurer.measure(Config(scenario, "java", ["consumers.groups=1", "consumers.start=before-producers",
+                                               "workload.records=3000", "workload.throughput=1000"]), target)
+    runs = [line for line in out.getvalue().splitlines() if "warm-up run" in line]
+    assert len(runs) >= 2 and all(re.search(r"the brokers' compilers [\d.]+ cores$", r) for r in runs), runs
+    [stored] = measurer.store.records()
+    assert stored["ok"] and stored["end_to_end"]["records"] == 3000
+
+
 def test_a_group_of_two_instances_reads_the_topic_side_by_side(broker, tmp_path, monkeypatch):
     """consumers.instances=2: two kafka-consumer-perf-test processes in one group read equal shares of a topic
     filled round-robin; the run keeps the group's figures, each instance's, and both processes' threads' CPU."""

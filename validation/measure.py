@@ -169,15 +169,18 @@ class Measurer:
             if down:
                 self._take_down(target, topic, down, f"{label}{name}")
             warmup = self.warmup_records if config.warmup_records is None else config.warmup_records
+            once = self._consume_once if consuming else self._run_once
+            run = lambda r: once(config, sc, settings, key, version, target, topic, r)              # noqa: E731
             if consuming:
                 self._fill(sc, target, topic, name, label)
                 if warmup:
-                    self._warm_up_reads(config, sc, settings, key, version, target, topic, f"{label}{name}")
+                    self._warm_up_fetches(target, run, "read", f"{label}{name}")
             elif warmup:
                 self._warm_up(sc, target, topic, name, label, warmup)
+                if sc.consumers.groups:     # (a tailing consumer's fetches take paths a producer's warm-up does not)
+                    self._warm_up_fetches(target, run, "run", f"{label}{name}")
             for r in todo:
-                record = (self._consume_once(config, sc, settings, key, version, target, topic, r) if consuming
-                          else self._run_once(config, sc, settings, key, version, target, topic, r))
+                record = run(r)
                 self.store.append(record)
                 self.runs_done += 1
                 self.failures += not record["ok"]
@@ -275,19 +278,20 @@ class Measurer:
         compilers = f"; their compilers {jit[0]:.2f} → {jit[-1]:.2f} cores" if len(jit) > 1 else ""
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}{compilers}")
 
-    def _warm_up_reads(self, config: Config, sc, settings: dict, key: str, version: str, target: Target,
-                       topic: str, name: str) -> None:
-        """Discarded reads of the whole topic, so the brokers' fetch path and page cache are warm: on a cluster
+    def _warm_up_fetches(self, target: Target, run, what: str, name: str) -> None:
+        """Discarded runs with consumers — `run(repeat)`: a read of the whole topic, or the producer with its tailing
+        consumers — so the brokers' fetch path and page cache are warm (measured: a broker warmed by producers alone
+        compiled 1.5–4.3 CPU-s serving the first tailing consumers, on 2 cores shared with the clients): on a cluster
         kafkasim started, repeated while the brokers' compilers take BROKER_JIT_QUIET cores or more (at most
-        WARMUP_LIMIT_SECONDS; each read in a group of its own)."""
-        seconds, reads = 0.0, 0
+        WARMUP_LIMIT_SECONDS; each in a group of its own)."""
+        seconds, runs = 0.0, 0
         while True:
-            reads += 1
-            read = self._consume_once(config, sc, settings, key, version, target, topic, -reads)
-            seconds += read.get("seconds") or 0.0
-            jit = ((read.get("environment") or {}).get("cpu_during_run") or {}).get("cluster_jit_cores")
+            runs += 1
+            record = run(-runs)
+            seconds += record.get("seconds") or 0.0
+            jit = ((record.get("environment") or {}).get("cpu_during_run") or {}).get("cluster_jit_cores")
             compilers = f"; the brokers' compilers {jit:.2f} cores" if jit is not None else ""
-            self.say(f"{name} warm-up read {reads} (discarded): {_describe(read)}{compilers}")
+            self.say(f"{name} warm-up {what} {runs} (discarded): {_describe(record)}{compilers}")
             if not brokers_compiling(target, jit, seconds):
                 return
 
