@@ -279,11 +279,10 @@ class Measurer:
         self.say(f"{label}{name} warm-up ({what}, discarded): {rate}{cooled}{compilers}")
 
     def _warm_up_fetches(self, target: Target, run, what: str, name: str) -> None:
-        """Discarded runs with consumers — `run(repeat)`: a read of the whole topic, or the producer with its tailing
-        consumers — so the brokers' fetch path and page cache are warm (measured: a broker warmed by producers alone
-        compiled 1.5–4.3 CPU-s serving the first tailing consumers, on 2 cores shared with the clients): on a cluster
-        kafkasim started, repeated while the brokers' compilers take BROKER_JIT_QUIET cores or more (at most
-        WARMUP_LIMIT_SECONDS; each in a group of its own)."""
+        """Discarded `run(repeat)`s (a read of the whole topic, or the producer with its tailing consumers) so the
+        brokers' fetch path and page cache are warm (warmed by producers alone, they compiled 1.5–4.3 CPU-s a run
+        serving the first tailing consumers): on a cluster kafkasim started, repeated while the brokers' compilers
+        take BROKER_JIT_QUIET cores or more (at most WARMUP_LIMIT_SECONDS; each in a group of its own)."""
         seconds, runs = 0.0, 0
         while True:
             runs += 1
