@@ -303,7 +303,8 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
 def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = None) -> dict[str, Cost]:
     """The hand-off (broker.handoff_us: a produce request's wait on the request queue and its response's on the
     response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*) from a fresh
-    perf-test run, or else from the first run, which starts the JVM (worker.first_send_ms from that one)."""
+    perf-test run (its first send()'s wait for metadata, where stored), or else from the first run, which starts
+    the JVM."""
     out: dict[str, Cost] = {}
     calm = [r for r in runs if r.get("throttled") and r["replicas"] == 1]
     if calm:
@@ -326,6 +327,8 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = Non
             # the run's: the model's run starts with the clock)
             jit = lambda t: t.get("C1", 0.0) + t.get("C2", 0.0)                                  # noqa: E731
             out["jvm.jit_cpu_ms"] = Cost(1000 * (jit(threads) - jit(before)), 0.0, 1)
+            if perf.get("metadata-wait-time-ns-total"):   # (the first send()'s wait, in a fresh JVM as every run's)
+                out["worker.first_send_ms"] = Cost(float(perf["metadata-wait-time-ns-total"]) / 1e6, 0.0, 1)
             n, requests, wire = float(perf["records"]), float(perf["request-total"]), float(perf["outgoing-byte-total"])
             batches, sender = wire / float(perf["batch-size-avg"]), threads.get("sender", 0.0)
             seconds = float(perf["seconds"])

@@ -131,6 +131,19 @@ def test_the_compilers_cpu_counts_from_perf_tests_clock_on():
     assert costs["jvm.jit_cpu_ms"].value == pytest.approx(2000.0)
 
 
+def test_the_first_sends_wait_is_the_fresh_perf_test_runs_own_wait_for_metadata():
+    """Every perf-test run starts a fresh JVM, whose first send() waits for metadata 250–506 ms here (its cold
+    network code), where the warm HostCosts JVM's first producer waits ≈ 50: worker.first_send_ms is the fresh
+    run's metadata-wait-time-ns-total where stored, else the warm JVM's first wait."""
+    perf = {"records": 300000, "request-total": 4700.0, "batch-size-avg": 64000.0, "outgoing-byte-total": 3.0e8,
+            "seconds": 4.0, "threads": {"C1": 0.9, "C2": 2.0, "sender": 1.6}, "threads_at_start": {"C1": 0.3}}
+    runs = synthetic_runs(noise=0.0)
+    older, _ = host_costs(runs + [{"id": "perf-test-cold", "perf_test": perf}])
+    fresh, _ = host_costs(runs + [{"id": "perf-test-cold", "perf_test": {**perf, "metadata-wait-time-ns-total": 412e6}}])
+    assert older["worker.first_send_ms"].value == pytest.approx(40.0)
+    assert fresh["worker.first_send_ms"].value == pytest.approx(412.0)
+
+
 def test_each_codecs_compile_cpu_is_its_first_runs_beyond_a_plain_run_of_the_same_jvm():
     """The warm JVM's compilers take ≈ 0.1 CPU-s in a run without a codec and more in the first run of each codec
     (its stream and library compiled): compression.<codec>.jit_cpu_ms is the difference, the JVM's first run

@@ -293,8 +293,8 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float) -> dict:
                           "request-total": metric("request-total"), "batch-size-avg": metric("batch-size-avg"),
                           "outgoing-byte-total": metric("outgoing-byte-total"),
                           "record-send-total": metric("record-send-total"),
-                          # (its first send()'s wait for metadata in a fresh JVM: 250–490 ms in perf-test runs here,
-                          # where the warm HostCosts JVM's first producer waits ≈ 50: kept, not yet used)
+                          # (its first send()'s wait for metadata in a fresh JVM, as every perf-test run's: 250–506 ms
+                          # in the stored runs, where the warm HostCosts JVM's first producer waits ≈ 50–175)
                           "metadata-wait-time-ns-total": metric("metadata-wait-time-ns-total"),
                           "consumer_reads": reads}}
 
