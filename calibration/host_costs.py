@@ -67,7 +67,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     """The model's costs from HostCosts runs (each with its settings: size, codec, replicas, throttled), and what
     else the runs show (idle brokers) for the profile's record. A run of the real perf-test tool in a fresh JVM, if
     there is one, gives the JVM's start-up costs."""
-    perf = next((r["perf_test"] for r in runs if "perf_test" in r), None)
+    perfs = [r["perf_test"] for r in runs if "perf_test" in r]
     alone = next((r["codecs_alone"] for r in runs if "codecs_alone" in r), {})
     runs = [r for r in runs if "measured" in r]
     # (a throttled run's threads sleep and wake for every few records: it measures the hand-offs, not the costs)
@@ -113,7 +113,7 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     notes = {"idle_broker_cores": round(idle, 4), **({"codecs_alone_ns": alone} if alone else {})}
     costs.update(_sessions(runs, costs, idle))
     costs.update(_replication(runs, costs, idle))
-    costs.update(_latencies(runs, costs, perf))
+    costs.update(_latencies(runs, costs, perfs))
     costs.update(_codec_jit(runs))
     costs.update(tls_costs(runs))
     notes.update(_validation_in_run(costs))
@@ -300,53 +300,80 @@ def _replication(runs: list[dict], costs: dict[str, Cost], idle: float) -> dict[
     return out
 
 
-def _latencies(runs: list[dict], costs: dict[str, Cost], perf: dict | None = None) -> dict[str, Cost]:
+def _latencies(runs: list[dict], costs: dict[str, Cost], perfs: list[dict]) -> dict[str, Cost]:
     """The hand-off (broker.handoff_us: a produce request's wait on the request queue and its response's on the
-    response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*) from a fresh
-    perf-test run (its first send()'s wait for metadata, where stored), or else from the first run, which starts
-    the JVM."""
+    response queue, halved), at low load, where no thread waits for a core; the cold JVM (jvm.*) from the fresh
+    perf-test runs (the median of each figure over them), or else from the first run, which starts the JVM."""
     out: dict[str, Cost] = {}
     calm = [r for r in runs if r.get("throttled") and r["replicas"] == 1]
     if calm:
         waits = [(b["produce.request_queue_ms.mean"] + b["produce.response_queue_ms.mean"]) / 2 * 1000
                  for r in calm for b in [r["measured"]["brokers"][r["leader"] - 1]]]
         out["broker.handoff_us"] = Cost(float(np.median(waits)), float(np.std(waits)), len(waits))
-    first = runs[0]
-    if "warmup" in first:
-        cold = first["warmup"]
-        # the compilers' CPU while the first producer sends, as a fresh perf-test JVM's run (what they compile
-        # before, starting the JVM and the producer, is done before perf-test's clock starts)
-        out["jvm.jit_cpu_ms"] = Cost(1000 * float(cold.get("phase_jit_cpu_s", first["jit_cpu_s"])), 0.0, 1)
-        out["worker.first_send_ms"] = Cost(float(cold["first_send_ms"]), 0.0, 1)
-        c = {k: v.value for k, v in costs.items()}
-        n, requests, batches = float(cold["records"]), float(cold["request-total"]), float(cold["batches"])
-        wire, sender, seconds = float(cold["bytes"]), float(cold["sender_cpu_s"]), float(cold["seconds"])
-        if perf is not None and perf.get("request-total") and perf.get("batch-size-avg"):
-            threads, before = perf["threads"], perf.get("threads_at_start", {})
-            # (what the compilers did before perf-test's clock started, starting the JVM and the producer, is not
-            # the run's: the model's run starts with the clock)
-            jit = lambda t: t.get("C1", 0.0) + t.get("C2", 0.0)                                  # noqa: E731
-            out["jvm.jit_cpu_ms"] = Cost(1000 * (jit(threads) - jit(before)), 0.0, 1)
-            if perf.get("metadata-wait-time-ns-total"):   # (the first send()'s wait, in a fresh JVM as every run's)
-                out["worker.first_send_ms"] = Cost(float(perf["metadata-wait-time-ns-total"]) / 1e6, 0.0, 1)
-            n, requests, wire = float(perf["records"]), float(perf["request-total"]), float(perf["outgoing-byte-total"])
-            batches, sender = wire / float(perf["batch-size-avg"]), threads.get("sender", 0.0)
-            seconds = float(perf["seconds"])
-        warm = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
-                + n * c["sender.record_us"] * US + wire * c["sender.byte_ns"] * NS)
-        excess = max(0.0, sender - warm)
-        # The model slows each path by 1 + (f − 1)·exp(−i / W) over its i-th run, which adds (f − 1)·W·(1 − exp(−i/W))
-        # runs' cost: a request's building, a batch's drain into it and its completion, a record's callback.
-        reach = lambda runs: WARM_INVOCATIONS * (1 - np.exp(-runs / WARM_INVOCATIONS))          # noqa: E731
-        slowed = US * (c["sender.request_us"] * reach(requests) + 2 * c["sender.batch_us"] * reach(batches)
-                       + c["sender.record_us"] * reach(n))
-        factor = 1 + excess / slowed if slowed > 0 else 1.0
-        out["jvm.cold_factor"] = Cost(float(min(100.0, factor)), 0.0, 1)
-        out["jvm.warm_invocations"] = Cost(WARM_INVOCATIONS, 0.0, 0)
-        # ... and the same excess as the Sender spends it, by time: what a run of `seconds` took of a·(1 − e^(−t/τ))
-        out["jvm.sender_cold_cpu_ms"] = Cost(float(1000 * excess / (1 - np.exp(-seconds / SENDER_COLD_S))),
-                                             0.0, 1)
-        out["jvm.sender_cold_s"] = Cost(SENDER_COLD_S, 0.0, 0)
+    first = _warmup_counts(runs[0]) if "warmup" in runs[0] else None
+    cold = [_perf_counts(p) for p in perfs if p.get("request-total") and p.get("batch-size-avg")]
+    cold = cold or ([first] if first else [])
+    for run in cold:     # (a perf-test run stored before its metadata wait was: the first run's first send)
+        if run["first_send_ms"] is None and first:
+            run["first_send_ms"] = first["first_send_ms"]
+    c = {k: v.value for k, v in costs.items()}
+    fresh = [_cold_jvm(run, c) for run in cold]
+    for key in (fresh[0] if fresh else ()):
+        values = [f[key] for f in fresh if key in f]
+        out[key] = Cost(float(np.median(values)), float(np.std(values)), len(values) if key in SPREAD else 0)
+    return out
+
+
+# The cold JVM's figures: those measured per fresh run (the others are the model's constants, stored beside them)
+SPREAD = ("jvm.jit_cpu_ms", "worker.first_send_ms", "jvm.cold_factor", "jvm.sender_cold_cpu_ms")
+
+
+def _warmup_counts(first: dict) -> dict:
+    """The first HostCosts run's producer, which starts the JVM (runs stored before the fresh perf-test run)."""
+    cold = first["warmup"]
+    # the compilers' CPU while the first producer sends, as a fresh perf-test JVM's run (what they compile before,
+    # starting the JVM and the producer, is done before perf-test's clock starts)
+    return {"jit_ms": 1000 * float(cold.get("phase_jit_cpu_s", first["jit_cpu_s"])),
+            "first_send_ms": float(cold["first_send_ms"]), "records": float(cold["records"]),
+            "requests": float(cold["request-total"]), "batches": float(cold["batches"]), "wire": float(cold["bytes"]),
+            "sender": float(cold["sender_cpu_s"]), "seconds": float(cold["seconds"])}
+
+
+def _perf_counts(perf: dict) -> dict:
+    """A fresh kafka-producer-perf-test run's counters and threads' CPU from its clock's start on (what the compilers
+    did before, starting the JVM and the producer, is not the run's: the model's run starts with the clock)."""
+    threads, before = perf["threads"], perf.get("threads_at_start", {})
+    jit = lambda t: t.get("C1", 0.0) + t.get("C2", 0.0)                                          # noqa: E731
+    wire = float(perf["outgoing-byte-total"])
+    return {"jit_ms": 1000 * (jit(threads) - jit(before)),
+            # (the first send()'s wait for metadata, in a fresh JVM as every run's; stored from session 29 on)
+            "first_send_ms": (float(perf["metadata-wait-time-ns-total"]) / 1e6
+                              if perf.get("metadata-wait-time-ns-total") else None),
+            "records": float(perf["records"]), "requests": float(perf["request-total"]),
+            "batches": wire / float(perf["batch-size-avg"]), "wire": wire, "sender": threads.get("sender", 0.0),
+            "seconds": float(perf["seconds"])}
+
+
+def _cold_jvm(run: dict, c: dict[str, float]) -> dict[str, float]:
+    """One fresh JVM's start-up figures: its compilers' CPU, its first send()'s wait, and its Sender's CPU beyond
+    the warm costs `c` — as the model's count-based cold factor and as its by-time excess."""
+    out = {"jvm.jit_cpu_ms": run["jit_ms"]}
+    if run["first_send_ms"] is not None:
+        out["worker.first_send_ms"] = run["first_send_ms"]
+    n, requests, batches = run["records"], run["requests"], run["batches"]
+    warm = (requests * c["sender.request_us"] * US + batches * c["sender.batch_us"] * US
+            + n * c["sender.record_us"] * US + run["wire"] * c["sender.byte_ns"] * NS)
+    excess = max(0.0, run["sender"] - warm)
+    # The model slows each path by 1 + (f − 1)·exp(−i / W) over its i-th run, which adds (f − 1)·W·(1 − exp(−i/W))
+    # runs' cost: a request's building, a batch's drain into it and its completion, a record's callback.
+    reach = lambda runs: WARM_INVOCATIONS * (1 - np.exp(-runs / WARM_INVOCATIONS))              # noqa: E731
+    slowed = US * (c["sender.request_us"] * reach(requests) + 2 * c["sender.batch_us"] * reach(batches)
+                   + c["sender.record_us"] * reach(n))
+    out["jvm.cold_factor"] = float(min(100.0, 1 + excess / slowed if slowed > 0 else 1.0))
+    out["jvm.warm_invocations"] = WARM_INVOCATIONS
+    # ... and the same excess as the Sender spends it, by time: what a run of `seconds` took of a·(1 − e^(−t/τ))
+    out["jvm.sender_cold_cpu_ms"] = float(1000 * excess / (1 - np.exp(-run["seconds"] / SENDER_COLD_S)))
+    out["jvm.sender_cold_s"] = SENDER_COLD_S
     return out
 
 

@@ -144,6 +144,27 @@ def test_the_first_sends_wait_is_the_fresh_perf_test_runs_own_wait_for_metadata(
     assert fresh["worker.first_send_ms"].value == pytest.approx(412.0)
 
 
+def test_several_fresh_jvms_give_each_start_up_figure_as_their_median():
+    """One fresh JVM's Sender excess moved 0.6–1.4 CPU-s between calibrations on one host, with the host's speed of
+    the moment: calibrate host runs COLD_JVMS of them and takes the median of each figure, with their spread."""
+    perf = {"records": 300000, "request-total": 4700.0, "batch-size-avg": 64000.0, "outgoing-byte-total": 3.0e8,
+            "seconds": 4.0, "threads": {"C1": 0.9, "C2": 2.0, "sender": 1.6}, "threads_at_start": {"C1": 0.3},
+            "metadata-wait-time-ns-total": 300e6}
+    slow = {**perf, "seconds": 5.5, "threads": {"C1": 1.2, "C2": 2.6, "sender": 2.4},
+            "metadata-wait-time-ns-total": 510e6}
+    fast = {**perf, "threads": {"C1": 0.8, "C2": 1.9, "sender": 1.3}, "metadata-wait-time-ns-total": 280e6}
+    one = lambda p: host_costs(synthetic_runs(noise=0.0) + [{"id": "perf-test-cold", "perf_test": p}])[0]  # noqa
+    alone = {name: one(p) for name, p in (("perf", perf), ("slow", slow), ("fast", fast))}
+    three, _ = host_costs(synthetic_runs(noise=0.0) + [{"id": "perf-test-cold", "perf_test": p}
+                                                       for p in (slow, perf, fast)])
+    for key in ("jvm.sender_cold_cpu_ms", "jvm.jit_cpu_ms", "worker.first_send_ms", "jvm.cold_factor"):
+        values = sorted(c[key].value for c in alone.values())
+        assert three[key].value == pytest.approx(values[1]), key
+        assert three[key].runs == 3 and three[key].se == pytest.approx(np.std(values)), key
+    assert three["jvm.sender_cold_cpu_ms"].value == pytest.approx(alone["perf"]["jvm.sender_cold_cpu_ms"].value)
+    assert three["jvm.sender_cold_s"].value == alone["slow"]["jvm.sender_cold_s"].value
+
+
 def test_each_codecs_compile_cpu_is_its_first_runs_beyond_a_plain_run_of_the_same_jvm():
     """The warm JVM's compilers take ≈ 0.1 CPU-s in a run without a codec and more in the first run of each codec
     (its stream and library compiled): compression.<codec>.jit_cpu_ms is the difference, the JVM's first run
