@@ -25,7 +25,9 @@ def headline(run: Run) -> None:
 def refresh_caption(run: Run) -> None:
     r = run.result
     how = "from the cache" if run.cached else f"computed in {run.seconds:.2f} s"
-    st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated; {how} "
+    steady = (f" (event by event to {r.steady_from:.2f} s, then its steady state repeated)"
+              if r.steady_from is not None else "")
+    st.caption(f"{r.records_acked:,} records acknowledged, {r.simulated_seconds:.2f} s simulated{steady}; {how} "
                f"(model {r.model_version}, seed {r.seed}).")
     if not run.cached and run.seconds > 2.0:
         st.caption(f"This prediction took {run.seconds:.1f} s; a record cap in the sidebar gives a quicker, rougher "

@@ -1,6 +1,7 @@
 """Every shipped example simulated at full length, one at a time, each in a fresh process: wall seconds,
-simulated seconds, records, batches, simulated records a wall-second, wall ÷ simulated, peak memory (the child's
-max RSS). Prints figures, the median and the worst; never fails on time.
+simulated seconds, where its steady state was repeated from (model.fast_forward; '-' where it was not), records,
+batches simulated, simulated records a wall-second, wall ÷ simulated, peak memory (the child's max RSS). Prints
+figures, the median and the worst; never fails on time. `--set model.fast_forward=false` times every event.
 
     .venv/bin/python benchmarks/bench_examples.py [EXAMPLE.yaml ...] [--set key=value ...] [--json OUT.jsonl]
 """
@@ -27,7 +28,7 @@ run = Simulation(scenario)
 result = run.run()
 wall = time.perf_counter() - wall
 batches = [sum(len(producer.sender.batches) for producer in run.producers)]
-print(json.dumps({"wall_s": wall, "simulated_s": result.simulated_seconds,
+print(json.dumps({"wall_s": wall, "simulated_s": result.simulated_seconds, "steady_from": result.steady_from,
                   "records": scenario.workload.records * scenario.producers, "batches": batches[0],
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "records_per_sec": result.perf_test["records_per_sec"]}))
@@ -55,7 +56,7 @@ def main() -> None:
     ap.add_argument("--json", type=pathlib.Path, help="also write each example's figures as a JSON line here")
     args = ap.parse_args()
     paths = args.paths or examples()
-    print(f"{'example':<44} {'wall s':>7} {'sim s':>7} {'records':>9} {'batches':>8} {'rec/wall-s':>11} "
+    print(f"{'example':<44} {'wall s':>7} {'sim s':>7} {'steady':>7} {'records':>9} {'batches':>8} {'rec/wall-s':>11} "
           f"{'wall/sim':>8} {'peak MB':>8}", flush=True)
     rows = []
     for path in paths:
@@ -66,7 +67,8 @@ def main() -> None:
         if "error" in f:
             print(f"{name:<44} failed: {f['error']}", flush=True)
             continue
-        print(f"{name:<44} {f['wall_s']:7.2f} {f['simulated_s']:7.2f} {f['records']:9,} {f['batches']:8,} "
+        steady = "-" if f["steady_from"] is None else f"{f['steady_from']:.2f}"
+        print(f"{name:<44} {f['wall_s']:7.2f} {f['simulated_s']:7.2f} {steady:>7} {f['records']:9,} {f['batches']:8,} "
               f"{f['rate']:11,.0f} {f['ratio']:8.3f} {f['peak_mb']:8.0f}", flush=True)
     if args.json:
         args.json.write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -51,6 +51,8 @@ class BrokerCosts:
 
 
 class Broker:
+    STEADY_COUNTERS = ("network_busy", "io_busy", "background_busy", "disk_wait_seconds", "bytes_in", "bytes_out")
+
     def __init__(self, env: simpy.Environment, broker_id: int, host: Host, costs: BrokerCosts,
                  network_threads: int, io_threads: int, connections: int, page_cache: PageCache, replication,
                  rng: np.random.Generator | None = None, background: tuple[float, float] | None = None,

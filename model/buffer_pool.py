@@ -14,6 +14,9 @@ class BufferExhausted(Exception):
 class BufferPool:
     """FIFO allocation of batch buffers. total == 0 means unbounded (kafka-python ≥ 2.1.5 has no bound)."""
 
+    STEADY_COUNTERS = ("wait_seconds",)
+    STEADY_SENDING = True
+
     def __init__(self, env: simpy.Environment, total: int, max_block: float):
         self.env = env
         self.total = total

@@ -191,6 +191,8 @@ class Cores(Slots):
 class Host:
     """A machine with `cores` cores (0 = one per thread, never contended). Tracks busy core-seconds."""
 
+    STEADY_COUNTERS = ("busy_seconds", "wait_seconds")
+
     def __init__(self, env: simpy.Environment, name: str, cores: int):
         self.env = env
         self.name = name
@@ -396,6 +398,9 @@ class Pipe:
     Pure arithmetic, no events: `reserve` (or `transfer`, through several) books the pipe and returns when the
     transfer ends.
     """
+
+    STEADY_COUNTERS = ("busy_seconds", "bytes")
+    STEADY_CLOCKS = ("free_at",)
 
     def __init__(self, name: str, bytes_per_second: float):
         self.name = name

@@ -71,10 +71,11 @@ class Jvm:
         # runs through each path so far: records sent, requests built, batches drained into them, batches
         # completed, records' callbacks
         self.runs = {"worker": 0, "sender": 0, "drain": 0, "completion": 0, "callback": 0}
+        self.compilers = []
         if jit_seconds > 0:
             host.add_threads(2, passing=True)
-            for share in (C1_SHARE, 1 - C1_SHARE):
-                env.process(slices(host, share * jit_seconds, DUTY))
+            self.compilers = [env.process(slices(host, share * jit_seconds, DUTY))
+                              for share in (C1_SHARE, 1 - C1_SHARE)]
         if gc_record > 0 or gc_held > 0:
             host.add_threads(1, passing=True)
             env.process(self._collect(gc_record, gc_held))
@@ -102,6 +103,17 @@ class Jvm:
         last, self.sender_at = self.sender_at, now
         tau = self.sender_cold_s
         return self.sender_cold * (math.exp(-last / tau) - math.exp(-now / tau))
+
+    def settled(self, now: float, within: float = 0.01) -> bool:
+        """Whether the warm-up has stopped changing what the threads cost (to `within`): the compilers are done,
+        each path's cold factor is within 1 + within of 1 and the Sender's extra CPU all but spent."""
+        if any(p.is_alive for p in self.compilers):
+            return False
+        paths = ("worker",) if self.sender_cold > 0 else tuple(self.runs)
+        if self.cold > 1 and self.warm > 0 and any((self.cold - 1) * math.exp(-self.runs[p] / self.warm) > within
+                                                   for p in paths):
+            return False
+        return self.sender_cold <= 0 or math.exp(-now / self.sender_cold_s) <= within
 
     @property
     def held(self) -> int:

@@ -70,6 +70,9 @@ class Connection:
     socket buffers; a request that does not fit is written as the broker reads those ahead of it.
     """
 
+    STEADY_COUNTERS = ("window_full_seconds",)
+    STEADY_CLOCKS = ("_full_since",)
+
     def __init__(self, env: simpy.Environment, index: int, broker, out_pipes: list[Pipe], back_pipes: list[Pipe],
                  one_way: float, max_in_flight: int, send_buffer: int, sender, connect: float = 0.0):
         self.env = env

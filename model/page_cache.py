@@ -15,6 +15,8 @@ from kafkasim.model.host import Pipe
 
 
 class PageCache:
+    STEADY_COUNTERS = ("pending", "read_bytes", "read_seconds")
+
     def __init__(self, disk: Pipe, size_bytes: float, dirty_ratio: float, logs: int,
                  background_ratio: float = 0.0, expire: float = 0.0):
         self.disk = disk

@@ -41,6 +41,7 @@ class Result:
     timeline: dict = field(repr=False)
     latencies_ms: np.ndarray = field(repr=False)
     consumers: list = field(default_factory=list)    # one entry a consumer group (consumer_report)
+    steady_from: float | None = None    # simulated event by event to here, then its steady state repeated
 
     @property
     def cut_short(self) -> str | None:
@@ -107,8 +108,10 @@ class Result:
         return lines
 
     def _footer(self) -> list[str]:
+        steady = (f"; events to {self.steady_from:.2f} s, then that steady state repeated (model.fast_forward)"
+                  if self.steady_from is not None else "")
         lines = [f"[model {self.model_version}, seed {self.seed}, {self.simulated_seconds:.2f} s simulated "
-                 f"in {self.runtime_seconds:.2f} s]"]
+                 f"in {self.runtime_seconds:.2f} s{steady}]"]
         if self.cut_short:
             lines.append(self.cut_short)
         return lines
@@ -278,7 +281,9 @@ def timeline(batches: dict[str, np.ndarray], requests: dict[str, np.ndarray], en
     }
 
 
-def build_result(s, env, records, producers, cluster, shared_host, runtime: float, consumers=()) -> Result:
+def build_result(s, env, records, producers, cluster, shared_host, runtime: float, consumers=(),
+                 extension=None) -> Result:
+    """The run's figures; `extension` (steady.Extension) adds the batches and requests of a fast-forwarded end."""
     senders, accumulators = [p.sender for p in producers], [p.accumulator for p in producers]
     send_start, completed = records.send_start, records.completed
     sent_mask = ~np.isnan(send_start)
@@ -306,6 +311,10 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
     batches, _ = columns([b for sender in senders for b in sender.batches], BATCH_COLUMNS, "drained", start)
     requests, steady_requests = columns([r for sender in senders for r in sender.requests], REQUEST_COLUMNS,
                                         "created", start)
+    if extension is not None:
+        batches, requests = ({k: np.concatenate((mine[k], more[k])) for k in mine}
+                             for mine, more in ((batches, extension.batches), (requests, extension.requests)))
+        steady_requests = steady_requests + extension.request_objects
     answered = requests["completed"]
     # (summed by Python's sum, in request order, as the figure always was)
     in_flight = sum((np.where(np.isnan(answered), end, np.minimum(answered, end)) - requests["created"]).tolist())
@@ -335,6 +344,7 @@ def build_result(s, env, records, producers, cluster, shared_host, runtime: floa
         consumers=consumer_report(s, consumers, records.send_start, records.value_size, cluster,
                                   float(np.nanmax(completed)) if s.producers and ok.any() else None)
         if consumers else [],
+        steady_from=None if extension is None else extension.start,
     )
 
 

@@ -150,6 +150,7 @@ class Scenario:
     consumer: ConsumerConfig
     max_sim_seconds: float
     max_chunk: int
+    fast_forward: bool
     values: tuple = field(repr=False, compare=False, default=())   # the resolved flat (key, value) pairs
     given: tuple = field(repr=False, compare=False, default=())    # the flat pairs it was made from (replace())
 
@@ -324,6 +325,7 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
         consumer=section(ConsumerConfig, "consumer"),
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],
+        fast_forward=v["model.fast_forward"],
         values=tuple(sorted(v.items())),
         given=tuple(sorted(given.items())),
     )

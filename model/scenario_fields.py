@@ -169,6 +169,9 @@ FIELDS: dict[str, Field] = {
     "model.max_sim_seconds": Field(float, 600.0, "Stop simulating after this much simulated time.", 0.001, 10**6),
     "model.max_chunk": Field(int, 2048, "Most records a worker thread sends as one simulation step; 1 steps "
                              "record by record (slow, for checking the chunked model).", 1, 1 << 20),
+    "model.fast_forward": Field(bool, True, "Once the run has settled (its windows alike, the JVM warm, the page "
+                                "cache in its last regime), complete it as that stretch repeated rather than event "
+                                "by event (model/steady.py); false simulates every event to the end."),
 }
 FIELDS.update({"hardware." + k: f for k, f in HARDWARE_FIELDS.items()})
 # The codecs with a level, and each level's key (KIP-390); at their defaults they are left out of the properties a

@@ -34,6 +34,8 @@ class SenderCosts:
 
 
 class Sender:
+    STEADY_COUNTERS = ("busy_seconds",)
+
     def __init__(self, env: simpy.Environment, accumulator: RecordAccumulator, records: Records,
                  leaders: list[int], host: Host, gil: Slots | None, costs: SenderCosts, acks: str,
                  max_request_size: int, mute: bool, jvm=None):

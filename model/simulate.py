@@ -26,6 +26,7 @@ from kafkasim.model.replication import Replication, assign_replicas
 from kafkasim.model.results import Result, build_result
 from kafkasim.model.scenario import Scenario, ScenarioError
 from kafkasim.model.scenario_fields import tls_seconds
+from kafkasim.model.steady import SteadyState
 
 
 def record_sizes(s: Scenario, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -188,6 +189,9 @@ class Simulation:
         self.consumers = consumer_groups(env, s, self.cluster, clients, producing)
         if progress is not None:
             env.process(_progress(env, records, total, s.max_sim_seconds, progress, self.wall))
+        # (a run of records, producers alone: consumers and runs of a set length are simulated to their end)
+        self.steady = (SteadyState(self) if s.fast_forward and total and not self.consumers and w.seconds <= 0
+                       else None)
 
     def run(self) -> Result:
         """Run until every producer and consumer is done or model.max_sim_seconds, and measure."""
@@ -198,10 +202,12 @@ class Simulation:
         collecting = gc.isenabled()
         gc.disable()
         try:
+            steady = [self.steady.found] if self.steady else []
             env.run(until=env.any_of([env.all_of([self.producers_done] + [c.process for c in self.consumers]),
-                                      env.timeout(s.max_sim_seconds)]))
+                                      env.timeout(s.max_sim_seconds)] + steady))
+            extension = self.steady.fast_forward() if steady and steady[0].triggered else None
             return build_result(s, env, self.records, self.producers, self.cluster, self.shared,
-                                time.perf_counter() - self.wall, self.consumers)
+                                time.perf_counter() - self.wall, self.consumers, extension)
         finally:
             if collecting:
                 gc.enable()

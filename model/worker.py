@@ -59,6 +59,9 @@ class WorkerCosts:
 class WorkerThread:
     """One application thread sending the records with ids first_id … first_id + count − 1, in order."""
 
+    STEADY_COUNTERS = ("send_seconds", "app_seconds", "sleep_seconds", "lock_wait_seconds", "core_wait_seconds")
+    STEADY_SENDING = True     # (its counters stop with its last send)
+
     def __init__(self, env: simpy.Environment, name: str, first_id: int, count: int, release: np.ndarray | None,
                  records: Records, accumulator: RecordAccumulator, partitioner: Partitioner, sender,
                  host: Host, gil: Slots | None, costs: WorkerCosts,
@@ -85,6 +88,7 @@ class WorkerThread:
         self.sleep_seconds = 0.0      # time asleep in the throttle
         self.lock_wait_seconds = 0.0
         self.core_wait_seconds = 0.0  # waiting for a core (or the GIL) the host is short of
+        self.sent = 0                 # records whose send() has returned
         self.switched = False         # this thread's last append moved the sticky partition on
         self.max_chunk = max_chunk
         # Threads sharing the producer's partitioner append to the same batches: each chunk takes at most its
@@ -158,6 +162,7 @@ class WorkerThread:
                         records.fail(np.array([lo + i]), env.now)
                         self.send_seconds += env.now - t0
                         i += 1
+                        self.sent = i
                         continue
             k, full = self.acc.fit(parts, cap, None if fixed is not None else sizes)
             if k == 0:
@@ -190,6 +195,7 @@ class WorkerThread:
             self.app_seconds += app
             self.send_seconds += env.now - t0 - app
             i += k
+            self.sent = i
         self._drop_gil()
 
     # --- pieces of one chunk

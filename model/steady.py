@@ -1,0 +1,247 @@
+"""Fast-forward through a run's steady state (model.fast_forward).
+
+A run that has settled only repeats itself: each stretch of it sends and acknowledges as many records, holds as
+many in hand, and every kind of counter (CPU, waits, bytes) grows as much. A watcher cuts the run into windows;
+once a stretch of them agrees, from as long before it as its records took to be acknowledged up to now, and nothing
+that changes with time is still to come (the JVM warm, each page cache in the regime it keeps to the end), the rest
+of the run is that stretch again and again: each thread's remaining records take the send and callback times of
+the stretch's records shifted by its length, its batches and requests repeat, and every counter grows at its rate.
+tests/test_model_steady.py holds shipped examples' figures near those of the run simulated to its end.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from kafkasim.model.results import BATCH_COLUMNS, REQUEST_COLUMNS, columns
+
+WINDOWS = 6               # windows that must agree at least; the stretch repeated is five of them
+MIN_RECORDS = 2000        # acknowledgements a window needs to be judged by (windows are sized for twice this)
+MIN_REQUESTS = 25         # ... and requests (the five windows repeated hold over 100)
+SPREAD = 0.05             # each window's rates within this of their mean
+DRIFT = 0.02              # and the later windows' mean within this of the earlier ones'
+COUNTER_DRIFT = 0.05      # ... for every kind of counter (waits and window-full times move a lot from window to window)
+FIRST_WINDOW = 0.002      # seconds
+MAX_MARKS = 64            # windows looked back over for a stretch whose records are all acknowledged
+
+
+class Mark(NamedTuple):
+    """The run at a window's boundary."""
+    time: float
+    sent: int
+    acked: int
+    batches: tuple[int, ...]      # each Sender's batches drained and requests sent so far
+    requests: tuple[int, ...]
+    counters: np.ndarray          # every holder's STEADY_COUNTERS, in order
+    clocks: np.ndarray            # ... and STEADY_CLOCKS
+
+
+class Extension(NamedTuple):
+    """What the settled stretch adds to the run's batches and requests: their columns, tiled, and the requests
+    themselves as often (their broker times are differences: the same at any shift); where it starts repeating."""
+    start: float
+    batches: dict[str, np.ndarray]
+    requests: dict[str, np.ndarray]
+    request_objects: list
+
+
+def _holders(sim) -> list:
+    """Every object whose counters the results read, once each."""
+    objects = [wk for p in sim.producers for wk in p.workers]
+    objects += [p.accumulator.pool for p in sim.producers] + [p.sender for p in sim.producers]
+    conns = [c for p in sim.producers for c in p.sender.connections.values()]
+    objects += conns + [pipe for c in conns for pipe in c.out_pipes + c.back_pipes]
+    cluster = sim.cluster
+    objects += cluster.brokers + [b.disk for b in cluster.brokers] + [b.page_cache for b in cluster.brokers]
+    objects += cluster.nic_in + cluster.nic_out + cluster.hosts + [p.host for p in sim.producers]
+    seen, out = set(), []
+    for o in objects:
+        if id(o) not in seen and (getattr(o, "STEADY_COUNTERS", ()) or getattr(o, "STEADY_CLOCKS", ())):
+            seen.add(id(o))
+            out.append(o)
+    return out
+
+
+def _level(values: np.ndarray, spread: float | None = SPREAD, drift: float = DRIFT, slack: float = 0.0) -> bool:
+    """Whether a series (one figure a window) is level: each within `spread` of the mean (None: not judged), the
+    second half's mean within `drift` of the first's (plus `slack`, in the series' units)."""
+    mean = float(values.mean())
+    half = len(values) // 2
+    if spread is not None and np.abs(values - mean).max() > spread * abs(mean) + slack:
+        return False
+    return abs(float(values[half:].mean() - values[:half].mean())) <= drift * abs(mean) + slack
+
+
+class SteadyState:
+    """Watches a Simulation's run for its steady state; `found` fires when it starts, and fast_forward() then
+    completes the run from it."""
+
+    def __init__(self, sim):
+        self.env, self.records = sim.env, sim.records
+        self.workers = [wk for p in sim.producers for wk in p.workers]
+        self.senders = [p.sender for p in sim.producers]
+        self.jvms = [p.jvm for p in sim.producers if p.jvm is not None]
+        self.caches = [b.page_cache for b in sim.cluster.brokers]
+        self.horizon = sim.scenario.max_sim_seconds
+        self.holders = _holders(sim)
+        self.fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_COUNTERS", ())]
+        self.clock_fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_CLOCKS", ())]
+        kinds = sorted({(type(o).__name__, name) for o, name in self.fields})
+        self.kinds = np.array([[kinds.index((type(o).__name__, name)) == k for k in range(len(kinds))]
+                               for o, name in self.fields], float)     # field → its kind, for the sums
+        self.found = self.env.event()
+        self.base: tuple[Mark, Mark] | None = None
+        self.since: Mark | None = None     # where the windows took their length and all has been settled
+        self.env.process(self._watch())
+
+    def _mark(self) -> Mark:
+        return Mark(self.env.now, sum(wk.sent for wk in self.workers), len(self.records) - self.records.outstanding,
+                    tuple(len(s.batches) for s in self.senders), tuple(len(s.requests) for s in self.senders),
+                    np.array([getattr(o, name) for o, name in self.fields], float),
+                    np.array([getattr(o, name) for o, name in self.clock_fields], float))
+
+    def _watch(self):
+        length, marks = FIRST_WINDOW, [self._mark()]
+        self.since = marks[0]
+        while True:
+            yield self.env.timeout(length)
+            marks.append(self._mark())
+            last, before = marks[-1], marks[-2]
+            # windows of about twice the records and requests needed to judge one by (a new length starts afresh)
+            need = max(MIN_RECORDS / max(1, last.acked - before.acked),
+                       MIN_REQUESTS / max(1, sum(last.requests) - sum(before.requests)))
+            if need > 1 or need < 0.25:
+                length, marks = length * min(8.0, 2 * need), [last]
+                self.since = last                 # (windows of this length from here)
+                continue
+            marks = marks[-MAX_MARKS:]
+            if not self._settled(marks[-WINDOWS - 1:]):
+                self.since, marks = last, [last]          # (settled, if at all, from here)
+                continue
+            # the stretch: the latest WINDOWS − 1 windows whose records are all acknowledged by now; every window
+            # alike from as long before it as its records took to be acknowledged (what they met on the way:
+            # batches queued behind those of earlier windows) to now
+            end = max((i for i, m in enumerate(marks) if m.sent <= last.acked), default=0)
+            start = end - (WINDOWS - 1) - (len(marks) - 1 - end)
+            if start < 0 or len(marks) - start <= WINDOWS or not self._alike(marks[start:]):
+                continue
+            # (records are acknowledged partition by partition, not in the order sent: a window or two earlier)
+            end = next((e for e in range(end, max(end - 3, start + WINDOWS - 2), -1)
+                        if self._acked(marks[e - WINDOWS + 1], marks[e])), None)
+            if end is not None:
+                self.base = (marks[end - WINDOWS + 1], marks[end])
+                self.found.succeed()
+                return
+
+    def _alike(self, marks: list[Mark]) -> bool:
+        """Records sent and acknowledged a window, records in hand and every counter's growth level."""
+        sent, acked = (np.diff([getattr(m, k) for m in marks]).astype(float) for k in ("sent", "acked"))
+        held = np.array([m.sent - m.acked for m in marks], float)
+        per_request = acked.sum() / max(1, sum(marks[-1].requests) - sum(marks[0].requests))
+        if not (_level(sent) and _level(acked) and _level(held, None, slack=2 * per_request)):
+            return False
+        # Each kind of counter summed over its holders (one connection's or pipe's share moves from window to
+        # window where a sticky partitioner moves between brokers; their sum is what must be level)
+        growth = np.diff(np.array([m.counters for m in marks]), axis=0) @ self.kinds
+        floor = 0.005 * (marks[1].time - marks[0].time)         # (counters that barely move are not judged)
+        return all(_level(g, None, COUNTER_DRIFT, floor) for g in growth.T if abs(g.mean()) > floor)
+
+    def _settled(self, marks: list[Mark]) -> bool:
+        """Nothing still to change with time: each JVM warm, and each page cache either writing back at a level
+        backlog or not to start writing back before the run's likely end."""
+        now = self.env.now
+        if not all(jvm.settled(now) for jvm in self.jvms):
+            return False
+        span = marks[-1].time - marks[0].time
+        acked = marks[-1].acked - marks[0].acked
+        end = now + self.records.outstanding * span / acked if acked else np.inf
+        if end > self.horizon:               # (the run would be cut short first)
+            return False
+        for cache in self.caches:
+            if cache.flushing:       # (a backlog that grows would reach the dirty limit: appends would wait)
+                backlog = [max(0.0, m.clocks[self._clock(cache.disk)] - m.time) for m in marks]
+                if backlog[-1] > backlog[0] + DRIFT * span:
+                    return False
+            else:
+                dirty = cache.pending + (cache.pending - marks[0].counters[self._counter(cache, "pending")]) / span \
+                    * (end - now)
+                if dirty >= cache.background_limit or (cache.pending_since is not None
+                                                       and cache.pending_since + cache.expire <= end):
+                    return False
+        return True
+
+    def _counter(self, o, name: str) -> int:
+        return self.fields.index((o, name))
+
+    def _clock(self, o) -> int:
+        return self.clock_fields.index((o, "free_at"))
+
+    def _acked(self, m0: Mark, m1: Mark) -> bool:
+        """Every record the stretch from m0 to m1 sent acknowledged, and each thread still sending sent in it."""
+        first, last = m0.time, m1.time
+        send, done = self.records.send_start, self.records.completed
+        for wk in self.workers:
+            ids = slice(wk.first_id, wk.first_id + wk.count)
+            a, e = np.searchsorted(send[ids], (first, last))
+            if (e == a and e < wk.count) or np.isnan(done[ids][a:e]).any():
+                return False
+        return True
+
+    def fast_forward(self) -> Extension:
+        """Complete the run from the settled stretch: every thread's remaining records, the counters and the
+        clocks as that stretch repeats; the batches and requests it adds. The Environment's clock ends at the last
+        acknowledgement."""
+        (m0, m1), records = self.base, self.records
+        period = m1.time - m0.time
+        send, done, failed = records.send_start, records.completed, records.failed
+        for wk in self.workers:
+            lo = wk.first_id
+            a, e = (lo + int(i) for i in np.searchsorted(send[lo:lo + wk.count], (m0.time, m1.time)))
+            if e == lo + wk.count:            # (all sent before the stretch ended)
+                continue
+            rest = np.arange(wk.count - (e - lo))
+            source = a + rest % (e - a)
+            shift = (rest // (e - a) + 1) * period
+            send[e:lo + wk.count] = send[source] + shift
+            done[e:lo + wk.count] = done[source] + shift
+            failed[e:lo + wk.count] = failed[source]
+        end = float(np.nanmax(done))
+        grown = (end - m1.time) / period
+        # (what the application's threads do — send() and its waits for buffer memory — stops with the last send)
+        sending = np.array([getattr(o, "STEADY_SENDING", False) for o, _ in self.fields])
+        growth = np.where(sending, (float(np.nanmax(send)) - m1.time) / period, grown)
+        # Each kind of counter grows at its stretch's rate, shared among its holders as since the windows began
+        # (a noisy stretch would favour whichever connection a sticky partitioner stayed on in it).
+        since, own = m1.counters - self.since.counters, m1.counters - m0.counters
+        kind_since, kind_own = ((since @ self.kinds) @ self.kinds.T, (own @ self.kinds) @ self.kinds.T)
+        share = np.clip(np.divide(since, kind_since, out=np.zeros_like(since), where=kind_since > 0), 0.0, 1.0)
+        final = m1.counters + np.where(kind_since > 0, share * kind_own, own) * growth
+        for (o, name), value in zip(self.fields, final):
+            setattr(o, name, type(getattr(o, name))(value))
+        # A clock ahead of its mark (a pipe booked ahead) keeps its backlog's trend, never below none.
+        ahead0, ahead1 = m0.clocks - m0.time, m1.clocks - m1.time
+        for (o, name), a0, a1 in zip(self.clock_fields, ahead0, ahead1):
+            setattr(o, name, end + max(0.0, a1 + (a1 - a0) * grown) if a1 > 0 else end + min(0.0, a1))
+        tiles = range(1, math.ceil(grown) + 1)
+        batches, requests, objects = [], [], []
+        for s, b0, b1, r0, r1 in zip(self.senders, m0.batches, m1.batches, m0.requests, m1.requests):
+            batches += s.batches[b0:b1]           # (drained into the stretch's requests)
+            requests += s.requests[r0:r1]
+            del s.batches[b1:], s.requests[r1:]
+            objects += s.requests[r0:r1] * len(tiles)
+        self.env._now = end           # (nothing runs after: the clock the results read)
+        batch_columns = columns(batches, BATCH_COLUMNS, "created", -np.inf)[0]
+        request_columns = columns(requests, REQUEST_COLUMNS, "created", -np.inf)[0]
+        return Extension(m1.time, _tiled(batch_columns, ("created", "drained"), tiles, period, end),
+                         _tiled(request_columns, ("created", "completed"), tiles, period, end), objects)
+
+
+def _tiled(table: dict[str, np.ndarray], times: tuple[str, ...], tiles: range, period: float,
+           end: float) -> dict[str, np.ndarray]:
+    """The columns repeated once per tile, their `times` shifted by the tile's period, those created by `end`."""
+    out = {k: np.concatenate([v + (k in times) * i * period for i in tiles]) if len(tiles) else v[:0]
+           for k, v in table.items()}
+    keep = out["created"] <= end
+    return {k: v[keep] for k, v in out.items()}

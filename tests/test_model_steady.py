@@ -1,0 +1,105 @@
+"""model.fast_forward: a run completed from its steady state gives the figures of the run simulated to its end.
+
+The fast-forward repeats a settled stretch of the run (model/steady.py); these tests run shipped examples and
+scenarios both ways (model.fast_forward true and false) and hold throughput, latency, the producer metrics and the
+utilisations together within what one run's own noise moves them by.
+"""
+import numpy as np
+import pytest
+
+from kafkasim.model.simulate import simulate
+
+from conftest import capture, example, scenario
+
+RATE, MEAN, TAIL, UTIL = 0.01, 0.05, 0.10, 0.03
+# The in-flight window's figure is its fullest connection's share of the run: where a sticky partitioner moves
+# between brokers, which connection that is, and by how much, moves from one stretch of the run to the next
+# (Kontur V–X: 0.04–0.08 between the repeated stretch and the whole run).
+WINDOW_UTIL = 0.08
+
+
+def both(s):
+    fast, slow = simulate(s), simulate(s.replace(**{"model.fast_forward": False}))
+    return fast, slow
+
+
+def _close(fast, slow, mean: float = MEAN) -> None:
+    pf, ps = fast.perf_test, slow.perf_test
+    assert pf["records_per_sec"] == pytest.approx(ps["records_per_sec"], rel=RATE)
+    assert fast.steady_records_per_sec == pytest.approx(slow.steady_records_per_sec, rel=RATE)
+    assert pf["avg_latency_ms"] == pytest.approx(ps["avg_latency_ms"], rel=mean, abs=0.5)
+    for q in ("p50_ms", "p95_ms", "p99_ms"):
+        assert pf[q] == pytest.approx(ps[q], rel=TAIL, abs=1.0), q
+    for key in ("batch-size-avg", "records-per-request-avg", "request-latency-avg", "record-queue-time-avg"):
+        assert fast.metrics[key] == pytest.approx(slow.metrics[key], rel=mean, abs=0.05), key
+    for key, value in slow.utilisation.items():
+        tolerance = WINDOW_UTIL if key == "sender in-flight window" else UTIL
+        assert fast.utilisation[key] == pytest.approx(value, abs=tolerance), key
+    assert fast.verdict["bottleneck"] == slow.verdict["bottleneck"]
+    assert fast.records_acked == slow.records_acked and fast.records_sent == slow.records_sent
+    assert fast.simulated_seconds == pytest.approx(slow.simulated_seconds, rel=RATE)
+
+
+@pytest.mark.parametrize("path, mean", [
+    ("kontur-2020/I.yaml", MEAN),             # acks=all, three brokers: its buffer fills late, no repeat
+    ("kontur-2020/VI.yaml", MEAN),            # threads sharing a producer
+    ("kontur-2020/VIII.yaml", MEAN),          # the same, the sticky partitioner's window moving most
+    ("kontur-2020/XI.yaml", MEAN),            # round-robin, record by record
+    # throttled, one slow broker: the adaptive partitioner's queue there swings over seconds, and the repeated
+    # stretch's mean latency is 6 % below the whole run's
+    ("kip-794/3-adaptive.yaml", 0.08),
+    ("localhost/01-default.yaml", MEAN),      # small batches, linger 0, the page cache writing back from 5 s
+    ("vm-2core/04-50k-b32768.yaml", MEAN),    # a cold JVM on two shared cores
+    ("local-3broker-rf3.yaml", MEAN),
+])
+def test_an_example_gives_the_figures_of_the_whole_run_either_way(path, mean):
+    fast, slow = both(example(path))
+    assert slow.steady_from is None
+    _close(fast, slow, mean)
+
+
+def test_a_settled_run_is_fast_forwarded_from_early_on():
+    """localhost/02 (lz4, 100 KB batches): settled once its page cache writes back, at two thirds of the run."""
+    fast, slow = both(example("localhost/02-tuned-lz4.yaml"))
+    assert fast.steady_from is not None and fast.steady_from < 0.7 * fast.simulated_seconds
+    assert fast.runtime_seconds < 0.8 * slow.runtime_seconds
+    _close(fast, slow)
+
+
+def test_a_run_that_never_settles_is_simulated_to_its_end_unchanged():
+    """Too few records to judge a window by: the watcher only looks, and the figures are those without it."""
+    s = scenario({"workload.records": 5000})
+    fast, slow = both(s)
+    assert fast.steady_from is None
+    fast_json, slow_json = fast.to_json(timeline=True), slow.to_json(timeline=True)
+    for out in (fast_json, slow_json):
+        out.pop("runtime_seconds")
+        out["scenario"].pop("model.fast_forward")
+    assert fast_json == slow_json
+
+
+def test_the_repeated_stretch_continues_each_threads_records_in_order():
+    """Each thread's remaining records follow on from the stretch: sends and callbacks rise, none is left out."""
+    s = example("kontur-2020/VI.yaml")
+    run = capture(s)
+    assert run.result.steady_from is not None
+    send, done = run.records.send_start, run.records.completed
+    assert not np.isnan(send).any() and not np.isnan(done).any()
+    assert (done >= send).all()
+    for wk in (w for p in run.producers for w in p.workers):
+        mine = send[wk.first_id:wk.first_id + wk.count]
+        assert (np.diff(mine) >= 0).all()
+
+
+def test_a_page_cache_about_to_write_back_holds_the_fast_forward_until_it_has():
+    """A run whose dirty pages would reach the background threshold before it ends changes regime then: no fast
+    forward before writeback starts."""
+    s = scenario({"workload.records": 400000, "workload.record_size": 1000, "producer.batch.size": 65536,
+                  "producer.linger.ms": 5, "hardware.page_cache_gib": 0.25, "hardware.dirty_background_ratio": 10,
+                  "hardware.dirty_ratio": 20, "hardware.disk_mb_s": 100})
+    run = capture(s)
+    assert all(b.page_cache.flushing for b in run.cluster.brokers)
+    if run.result.steady_from is not None:       # (writeback starts once a broker holds 25.6 MB of dirty pages)
+        written = run.records.send_start < run.result.steady_from
+        assert run.records.size[written].sum() > 0.1 * 0.25 * 2**30
+    _close(run.result, simulate(s.replace(**{"model.fast_forward": False})))
