@@ -20,7 +20,7 @@ from kafkasim.model.host import Host
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.scenario import load_scenario
 from kafkasim.model.simulate import simulate
-from kafkasim.validation.host_calibration import MATRIX, PYTHON_RUNS, SLOW_STATE_BYTES, Run, best_speed
+from kafkasim.validation.host_calibration import COLD_JVMS, MATRIX, PYTHON_RUNS, SLOW_STATE_BYTES, Run, best_speed
 
 KAFKASIM = [sys.executable, "-m", "kafkasim.app.cli"]
 TRUE = {"worker.record_us": 0.6, "worker.byte_ns": 2.5, "worker.batch_us": 4.0, "compression.lz4.byte_ns": 1.2,
@@ -393,8 +393,11 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert hardware["broker.fetch_us"] >= 0 and "broker.follower_fetch_us" in hardware     # (short runs: noisy)
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
     runs = [json.loads(line) for line in out.with_suffix(".runs.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in runs] == ([r.id for r in MATRIX] + ["codecs-alone", "perf-test-cold"]
+    assert [r["id"] for r in runs] == ([r.id for r in MATRIX] + ["codecs-alone"] + ["perf-test-cold"] * COLD_JVMS
                                        + [r.id for r in PYTHON_RUNS])
+    # (three fresh JVMs: each start-up figure their median, its spread beside it; the first's reads only)
+    assert profile["provenance"]["java"]["runs_per_cost"]["jvm.sender_cold_cpu_ms"] == COLD_JVMS
+    assert [len(r["perf_test"]["consumer_reads"]) for r in runs if r["id"] == "perf-test-cold"] == [2, 0, 0]
     # each codec alone: gzip's compression is tens of ns a byte, never free
     assert profile["provenance"]["java"]["codecs_alone_ns"]["gzip.compress_ns"] > 1
     reads = [read for r in runs for read in r.get("consumed", [])]
