@@ -311,21 +311,20 @@ def _latencies(runs: list[dict], costs: dict[str, Cost], perfs: list[dict]) -> d
                  for r in calm for b in [r["measured"]["brokers"][r["leader"] - 1]]]
         out["broker.handoff_us"] = Cost(float(np.median(waits)), float(np.std(waits)), len(waits))
     first = _warmup_counts(runs[0]) if "warmup" in runs[0] else None
-    cold = [_perf_counts(p) for p in perfs if p.get("request-total") and p.get("batch-size-avg")]
+    # (a perf-test run stored before its metadata wait was takes the first run's first send)
+    fallback = first["first_send_ms"] if first else None
+    cold = [_perf_counts(p, fallback) for p in perfs if p.get("request-total") and p.get("batch-size-avg")]
     cold = cold or ([first] if first else [])
-    for run in cold:     # (a perf-test run stored before its metadata wait was: the first run's first send)
-        if run["first_send_ms"] is None and first:
-            run["first_send_ms"] = first["first_send_ms"]
     c = {k: v.value for k, v in costs.items()}
     fresh = [_cold_jvm(run, c) for run in cold]
     for key in (fresh[0] if fresh else ()):
         values = [f[key] for f in fresh if key in f]
-        out[key] = Cost(float(np.median(values)), float(np.std(values)), len(values) if key in SPREAD else 0)
+        out[key] = Cost(float(np.median(values)), float(np.std(values)), len(values) if key in PER_JVM else 0)
     return out
 
 
 # The cold JVM's figures: those measured per fresh run (the others are the model's constants, stored beside them)
-SPREAD = ("jvm.jit_cpu_ms", "worker.first_send_ms", "jvm.cold_factor", "jvm.sender_cold_cpu_ms")
+PER_JVM = ("jvm.jit_cpu_ms", "worker.first_send_ms", "jvm.cold_factor", "jvm.sender_cold_cpu_ms")
 
 
 def _warmup_counts(first: dict) -> dict:
@@ -339,7 +338,7 @@ def _warmup_counts(first: dict) -> dict:
             "sender": float(cold["sender_cpu_s"]), "seconds": float(cold["seconds"])}
 
 
-def _perf_counts(perf: dict) -> dict:
+def _perf_counts(perf: dict, first_send_ms: float | None) -> dict:
     """A fresh kafka-producer-perf-test run's counters and threads' CPU from its clock's start on (what the compilers
     did before, starting the JVM and the producer, is not the run's: the model's run starts with the clock)."""
     threads, before = perf["threads"], perf.get("threads_at_start", {})
@@ -348,7 +347,7 @@ def _perf_counts(perf: dict) -> dict:
     return {"jit_ms": 1000 * (jit(threads) - jit(before)),
             # (the first send()'s wait for metadata, in a fresh JVM as every run's; stored from session 29 on)
             "first_send_ms": (float(perf["metadata-wait-time-ns-total"]) / 1e6
-                              if perf.get("metadata-wait-time-ns-total") else None),
+                              if perf.get("metadata-wait-time-ns-total") else first_send_ms),
             "records": float(perf["records"]), "requests": float(perf["request-total"]),
             "batches": wire / float(perf["batch-size-avg"]), "wire": wire, "sender": threads.get("sender", 0.0),
             "seconds": float(perf["seconds"])}

@@ -160,7 +160,7 @@ def calibrate_host(output: Path, short: bool = False, say=None) -> dict:
     try:
         runs, speed = _matrix(lib, classes, cluster, scale, progress)
         for k in range(COLD_JVMS):
-            runs.append(_cold_perf_test(lib, cluster, scale, reads=k == 0))
+            runs.append(_cold_perf_test(lib, cluster, scale, consumer_reads=k == 0))
             cold = runs[-1]["perf_test"]
             progress(f"fresh kafka-producer-perf-test JVM {k + 1} of {COLD_JVMS}: {cold['records_per_sec']:,.0f} "
                      f"records/s, its Sender {cold['threads'].get('sender', 0):.2f} and its compilers "
@@ -279,9 +279,9 @@ PERF_TEST = Run("perf-test-cold", 1000, 300_000)
 COLD_JVMS = 3
 
 
-def _cold_perf_test(lib: Path, cluster: Cluster, scale: float, reads: bool = True) -> dict:
+def _cold_perf_test(lib: Path, cluster: Cluster, scale: float, consumer_reads: bool = True) -> dict:
     """One real kafka-producer-perf-test run in a fresh JVM, as every run the model predicts starts: its threads'
-    CPU (the JIT compilers', the Sender's while its code is cold) and its own counters; with `reads`, fresh
+    CPU (the JIT compilers', the Sender's while its code is cold) and its own counters; with `consumer_reads`, fresh
     consumer JVMs' reads of what it wrote."""
     run = PERF_TEST
     records = max(20_000, int(run.records * scale))
@@ -289,7 +289,7 @@ def _cold_perf_test(lib: Path, cluster: Cluster, scale: float, reads: bool = Tru
                        _perf_args(cluster, run, records, codec=True), heap=CLIENT_HEAP)
     threads = environment.ThreadCpu()       # (at_start: when the Sender first shows, perf-test's clock starts)
     parsed = _tool_run(run, cmd, records / 1000, threads.sample)
-    reads = _cold_reads(lib, cluster, run.topic, records) if reads else []
+    reads = _cold_reads(lib, cluster, run.topic, records) if consumer_reads else []
     metric = lambda name: parsed.metrics.get(f"producer-metrics:{name}")                          # noqa: E731
     return {"id": run.id, "size": run.size, "codec": run.codec, "replicas": 1, "leader": 1, "throttled": False,
             "perf_test": {"records": records, "records_per_sec": parsed.total.records_per_sec,
