@@ -106,14 +106,16 @@ class Jvm:
 
     def settled(self, now: float, within: float = 0.01) -> bool:
         """Whether the warm-up has stopped changing what the threads cost (to `within`): the compilers are done,
-        each path's cold factor is within 1 + within of 1 and the Sender's extra CPU all but spent."""
+        each path's cold factor is within 1 + within of 1, and the Sender's extra CPU still coming due keeps it
+        busy for at most that share of its time."""
         if any(p.is_alive for p in self.compilers):
             return False
         paths = ("worker",) if self.sender_cold > 0 else tuple(self.runs)
         if self.cold > 1 and self.warm > 0 and any((self.cold - 1) * math.exp(-self.runs[p] / self.warm) > within
                                                    for p in paths):
             return False
-        return self.sender_cold <= 0 or math.exp(-now / self.sender_cold_s) <= within
+        tau = self.sender_cold_s
+        return self.sender_cold <= 0 or self.sender_cold / tau * math.exp(-now / tau) <= within
 
     @property
     def held(self) -> int:

@@ -11,6 +11,8 @@ response. The I/O scheduler lets reads go ahead of writeback, which they push ba
 """
 from __future__ import annotations
 
+import math
+
 from kafkasim.model.host import Pipe
 
 
@@ -43,6 +45,34 @@ class PageCache:
             self.flushing, nbytes = True, self.pending
         self.disk.reserve(now, nbytes)
         return self.disk.free_at - now - self.dirty_limit / self.disk.rate
+
+    def peak_backlog(self, start: float, end: float, rate: float) -> float:
+        """The most bytes writeback will have queued on the disk by `end` if appends go on at `rate` bytes a second
+        from `start` (writeback not yet started): appends wait once it passes the dirty limit."""
+        begins, pending = self._writeback(start, rate)
+        return 0.0 if begins >= end else pending + max(0.0, rate - self.disk.rate) * (end - begins)
+
+    def extend(self, start: float, end: float, rate: float) -> None:
+        """Appends at `rate` bytes a second from `start` to `end`, in closed form (a fast-forward's; writeback not
+        yet started): pending until writeback starts, then booked on the disk as a steady stream."""
+        begins, pending = self._writeback(start, rate)
+        if begins >= end:
+            self.pending = int(self.pending + rate * (end - start))
+            return
+        self.pending, self.flushing = int(pending), True
+        disk, flushed = self.disk, pending + rate * (end - begins)
+        disk.free_at = float(max(end, max(disk.free_at, begins) + flushed / disk.rate))
+        disk.busy_seconds += float(flushed / disk.rate)
+        disk.bytes += int(flushed)
+
+    def _writeback(self, start: float, rate: float) -> tuple[float, float]:
+        """When writeback starts if appends go on at `rate` bytes a second from `start` (the background threshold
+        reached or the oldest dirty page expired), and the bytes pending then."""
+        if self.flushing or rate <= 0:
+            return (start if self.flushing else math.inf), self.pending
+        expires = (start if self.pending_since is None else self.pending_since) + self.expire
+        begins = max(start, min(expires, start + (self.background_limit - self.pending) / rate))
+        return begins, self.pending + rate * (begins - start)
 
     def uncached(self, written: list[int], first: int, last: int) -> int:
         """Bytes of a log's batches first..last-1 (`written`: the log's bytes up to each batch) that are older

@@ -3,9 +3,10 @@
 A run that has settled only repeats itself: each stretch of it sends and acknowledges as many records, holds as
 many in hand, and every kind of counter (CPU, waits, bytes) grows as much. A watcher cuts the run into windows;
 once a stretch of them agrees, from as long before it as its records took to be acknowledged up to now, and nothing
-that changes with time is still to come (the JVM warm, each page cache in the regime it keeps to the end), the rest
-of the run is that stretch again and again: each thread's remaining records take the send and callback times of
-the stretch's records shifted by its length, its batches and requests repeat, and every counter grows at its rate.
+that changes with time is still to come (the JVM warm, no throttle catching up, no disk falling behind its page
+cache before the end), the rest of the run is that stretch again and again: each thread's remaining records take
+the send and callback times of the stretch's records shifted by its length, its batches and requests repeat, and
+every counter grows at its rate; a page cache whose writeback is still to start is extended in closed form.
 tests/test_model_steady.py holds shipped examples' figures near those of the run simulated to its end.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Mark(NamedTuple):
     time: float
     sent: int
     acked: int
+    behind: int                   # records the throttles have let go, not yet sent
     batches: tuple[int, ...]      # each Sender's batches drained and requests sent so far
     requests: tuple[int, ...]
     counters: np.ndarray          # every holder's STEADY_COUNTERS, in order
@@ -97,7 +99,9 @@ class SteadyState:
         self.env.process(self._watch())
 
     def _mark(self) -> Mark:
-        return Mark(self.env.now, sum(wk.sent for wk in self.workers), len(self.records) - self.records.outstanding,
+        now = self.env.now
+        return Mark(now, sum(wk.sent for wk in self.workers), len(self.records) - self.records.outstanding,
+                    sum(wk.behind(now) for wk in self.workers),
                     tuple(len(s.batches) for s in self.senders), tuple(len(s.requests) for s in self.senders),
                     np.array([getattr(o, name) for o, name in self.fields], float),
                     np.array([getattr(o, name) for o, name in self.clock_fields], float))
@@ -124,13 +128,13 @@ class SteadyState:
             # alike from as long before it as its records took to be acknowledged (what they met on the way:
             # batches queued behind those of earlier windows) to now
             end = max((i for i, m in enumerate(marks) if m.sent <= last.acked), default=0)
-            start = end - (WINDOWS - 1) - (len(marks) - 1 - end)
+            start = min(end - (WINDOWS - 1) - (len(marks) - 1 - end), len(marks) - 1 - WINDOWS)
             if start < 0 or len(marks) - start <= WINDOWS or not self._alike(marks[start:]):
                 continue
             # (records are acknowledged partition by partition, not in the order sent: a window or two earlier)
             end = next((e for e in range(end, max(end - 3, start + WINDOWS - 2), -1)
                         if self._acked(marks[e - WINDOWS + 1], marks[e])), None)
-            if end is not None:
+            if end is not None and self._latency_level(marks[end - WINDOWS + 1:end + 1]):
                 self.base = (marks[end - WINDOWS + 1], marks[end])
                 self.found.succeed()
                 return
@@ -149,28 +153,36 @@ class SteadyState:
         return all(_level(g, None, COUNTER_DRIFT, floor) for g in growth.T if abs(g.mean()) > floor)
 
     def _settled(self, marks: list[Mark]) -> bool:
-        """Nothing still to change with time: each JVM warm, and each page cache either writing back at a level
-        backlog or not to start writing back before the run's likely end."""
+        """Nothing still to change with time: each JVM warm, no throttled producer catching up to end before the
+        run does, and each page cache's backlog on its disk kept below
+        the dirty limit (where appends would start to wait) to the run's likely end, whether writeback has
+        started or starts on the way."""
         now = self.env.now
+        span = marks[-1].time - marks[0].time
         if not all(jvm.settled(now) for jvm in self.jvms):
             return False
-        span = marks[-1].time - marks[0].time
         acked = marks[-1].acked - marks[0].acked
         end = now + self.records.outstanding * span / acked if acked else np.inf
         if end > self.horizon:               # (the run would be cut short first)
             return False
+        # A throttled producer catching up on its schedule sends faster than it will once it has.
+        behind, before = marks[-1].behind, marks[0].behind
+        if DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end:
+            return False
         for cache in self.caches:
-            if cache.flushing:       # (a backlog that grows would reach the dirty limit: appends would wait)
+            limit = (1 - DRIFT) * cache.dirty_limit / cache.disk.rate
+            if cache.flushing:       # (the backlog's trend, as the fast-forward extends it)
                 backlog = [max(0.0, m.clocks[self._clock(cache.disk)] - m.time) for m in marks]
-                if backlog[-1] > backlog[0] + DRIFT * span:
+                if max(backlog[-1], backlog[-1] + (backlog[-1] - backlog[0]) * (end - now) / span) >= limit:
                     return False
-            else:
-                dirty = cache.pending + (cache.pending - marks[0].counters[self._counter(cache, "pending")]) / span \
-                    * (end - now)
-                if dirty >= cache.background_limit or (cache.pending_since is not None
-                                                       and cache.pending_since + cache.expire <= end):
-                    return False
+            elif cache.peak_backlog(now, end, self._rate(marks, cache, "pending")) >= limit * cache.disk.rate:
+                return False
         return True
+
+    def _rate(self, marks: list[Mark], o, name: str) -> float:
+        """How fast a counter grew over the marks, a second."""
+        i = self._counter(o, name)
+        return (marks[-1].counters[i] - marks[0].counters[i]) / (marks[-1].time - marks[0].time)
 
     def _counter(self, o, name: str) -> int:
         return self.fields.index((o, name))
@@ -188,6 +200,20 @@ class SteadyState:
             if (e == a and e < wk.count) or np.isnan(done[ids][a:e]).any():
                 return False
         return True
+
+    def _latency_level(self, marks: list[Mark]) -> bool:
+        """The records of each window took as long on average, send to acknowledgement (a queue that swings over
+        seconds can hold its records in hand level at the marks while their waits rise and fall)."""
+        send, done = self.records.send_start, self.records.completed
+        times = [m.time for m in marks]
+        waits, counts = np.zeros(len(marks) - 1), np.zeros(len(marks) - 1)
+        for wk in self.workers:
+            lo = wk.first_id
+            edges = lo + np.searchsorted(send[lo:lo + wk.count], times)
+            took = np.concatenate(([0.0], np.cumsum(done[edges[0]:edges[-1]] - send[edges[0]:edges[-1]])))
+            waits += np.diff(took[edges - edges[0]])
+            counts += np.diff(edges)
+        return _level(waits / np.maximum(counts, 1), None, COUNTER_DRIFT)
 
     def fast_forward(self) -> Extension:
         """Complete the run from the settled stretch: every thread's remaining records, the counters and the
@@ -218,12 +244,21 @@ class SteadyState:
         kind_since, kind_own = ((since @ self.kinds) @ self.kinds.T, (own @ self.kinds) @ self.kinds.T)
         share = np.clip(np.divide(since, kind_since, out=np.zeros_like(since), where=kind_since > 0), 0.0, 1.0)
         final = m1.counters + np.where(kind_since > 0, share * kind_own, own) * growth
+        # A page cache whose writeback has yet to start takes its appends in closed form, its disk with it.
+        waiting = [c for c in self.caches if not c.flushing]
+        closed = {id(o) for c in waiting for o in (c, c.disk)}
         for (o, name), value in zip(self.fields, final):
-            setattr(o, name, type(getattr(o, name))(value))
+            if id(o) not in closed:
+                setattr(o, name, type(getattr(o, name))(value))
         # A clock ahead of its mark (a pipe booked ahead) keeps its backlog's trend, never below none.
         ahead0, ahead1 = m0.clocks - m0.time, m1.clocks - m1.time
         for (o, name), a0, a1 in zip(self.clock_fields, ahead0, ahead1):
-            setattr(o, name, end + max(0.0, a1 + (a1 - a0) * grown) if a1 > 0 else end + min(0.0, a1))
+            if id(o) not in closed:
+                setattr(o, name, end + max(0.0, a1 + (a1 - a0) * grown) if a1 > 0 else end + min(0.0, a1))
+        for cache in waiting:
+            i = self._counter(cache, "pending")
+            cache.pending = int(m1.counters[i])
+            cache.extend(m1.time, end, float(m1.counters[i] - m0.counters[i]) / period)
         tiles = range(1, math.ceil(grown) + 1)
         batches, requests, objects = [], [], []
         for s, b0, b1, r0, r1 in zip(self.senders, m0.batches, m1.batches, m0.requests, m1.requests):

@@ -119,6 +119,10 @@ class WorkerThread:
             self.max_chunk = max(1, min(self.max_chunk, int(GIL_CHECK / max(mean, 1e-9))))
         self.process = env.process(self.run())
 
+    def behind(self, now: float) -> int:
+        """Records the throttle has let go by `now` whose send() has not yet returned (none unthrottled)."""
+        return 0 if self.release is None else max(0, int(np.searchsorted(self.release, now, "right")) - self.sent)
+
     def run(self) -> Generator:
         env, i, n, lo = self.env, 0, self.count, self.first_id
         acc, records, partitioner, release = self.acc, self.records, self.partitioner, self.release

@@ -6,7 +6,9 @@ utilisations together within what one run's own noise moves them by.
 """
 import numpy as np
 import pytest
+import simpy
 
+from kafkasim.model.jvm import Jvm
 from kafkasim.model.simulate import simulate
 
 from conftest import capture, example, scenario
@@ -51,6 +53,9 @@ def _close(fast, slow, mean: float = MEAN) -> None:
     ("localhost/01-default.yaml", MEAN),      # small batches, linger 0, the page cache writing back from 5 s
     ("vm-2core/04-50k-b32768.yaml", MEAN),    # a cold JVM on two shared cores
     ("local-3broker-rf3.yaml", MEAN),
+    # throttled, catching up on its schedule after a cold start until ≈ 11 s: repeated from 8.8 s (before it had
+    # caught up) its mean latency came out 69 % high
+    ("vm-2core/02-50k-b16384.yaml", MEAN),
 ])
 def test_an_example_gives_the_figures_of_the_whole_run_either_way(path, mean):
     fast, slow = both(example(path))
@@ -64,6 +69,21 @@ def test_a_settled_run_is_fast_forwarded_from_early_on():
     assert fast.steady_from is not None and fast.steady_from < 0.7 * fast.simulated_seconds
     assert fast.runtime_seconds < 0.8 * slow.runtime_seconds
     _close(fast, slow)
+
+
+def test_a_run_with_nothing_in_flight_at_the_window_ends_is_repeated():
+    """vm-2core/01 (2,000 records/s, each acknowledged within a millisecond): every record a window sent is
+    acknowledged by its end, and its stretch is judged and repeated all the same."""
+    fast, slow = both(example("vm-2core/01-2k.yaml"))
+    assert fast.steady_from is not None and fast.steady_from < 0.5 * fast.simulated_seconds
+    _close(fast, slow)
+
+
+def test_the_senders_cold_cpu_holds_the_repeat_until_it_takes_under_one_percent_of_its_time():
+    """jvm.sender_cold_cpu_ms a·(1 − e^(−t/τ)): settled once its rate a/τ·e^(−t/τ) is at most 1 % of a core."""
+    jvm = Jvm(simpy.Environment(), None, 0.0, 1.0, 0.0, sender_cold=1.4, sender_cold_s=4.0)
+    assert not jvm.settled(10.0)          # 0.35 × e^−2.5 = 2.9 %
+    assert jvm.settled(15.0)              # 0.35 × e^−3.75 = 0.8 %
 
 
 def test_a_run_that_never_settles_is_simulated_to_its_end_unchanged():
@@ -91,15 +111,32 @@ def test_the_repeated_stretch_continues_each_threads_records_in_order():
         assert (np.diff(mine) >= 0).all()
 
 
-def test_a_page_cache_about_to_write_back_holds_the_fast_forward_until_it_has():
-    """A run whose dirty pages would reach the background threshold before it ends changes regime then: no fast
-    forward before writeback starts."""
+def test_a_disk_that_cannot_keep_up_holds_the_fast_forward_until_appends_wait_for_it():
+    """Appends faster than the disk: once writeback starts its backlog grows to the dirty limit and appends wait
+    for the disk, a regime of its own: no repeat before the brokers hold that much dirty data."""
     s = scenario({"workload.records": 400000, "workload.record_size": 1000, "producer.batch.size": 65536,
                   "producer.linger.ms": 5, "hardware.page_cache_gib": 0.25, "hardware.dirty_background_ratio": 10,
                   "hardware.dirty_ratio": 20, "hardware.disk_mb_s": 100})
     run = capture(s)
-    assert all(b.page_cache.flushing for b in run.cluster.brokers)
-    if run.result.steady_from is not None:       # (writeback starts once a broker holds 25.6 MB of dirty pages)
+    assert all(b.page_cache.flushing and b.disk_wait_seconds > 0 for b in run.cluster.brokers)
+    if run.result.steady_from is not None:
         written = run.records.send_start < run.result.steady_from
-        assert run.records.size[written].sum() > 0.1 * 0.25 * 2**30
+        assert run.records.size[written].sum() > 0.2 * 0.25 * 2**30
     _close(run.result, simulate(s.replace(**{"model.fast_forward": False})))
+
+
+def test_a_page_cache_that_starts_writing_back_on_the_way_is_extended_in_closed_form():
+    """A disk that keeps up: writeback starting later changes nothing the producer sees, so the run repeats from
+    before it starts, and each disk ends as busy, as far booked and with as many bytes as in the whole run."""
+    s = scenario({"workload.records": 1000000, "workload.record_size": 1000, "producer.batch.size": 65536,
+                  "producer.linger.ms": 5, "hardware.page_cache_gib": 2, "hardware.dirty_background_ratio": 10,
+                  "hardware.dirty_ratio": 20, "hardware.disk_mb_s": 400})
+    fast, slow = capture(s), capture(s.replace(**{"model.fast_forward": False}))
+    written_per_second = slow.result.perf_test["records_per_sec"] * 1000
+    assert fast.result.steady_from < 0.5 * 0.1 * 2**31 / written_per_second      # (when writeback starts)
+    for f, w in zip(fast.cluster.brokers, slow.cluster.brokers):
+        assert f.page_cache.flushing and w.page_cache.flushing
+        assert f.disk.bytes == pytest.approx(w.disk.bytes, rel=0.005)
+        assert f.disk.busy_seconds == pytest.approx(w.disk.busy_seconds, rel=0.005)
+        assert f.disk.free_at == pytest.approx(w.disk.free_at, abs=0.01)
+    _close(fast.result, slow.result)
