@@ -18,14 +18,16 @@ import numpy as np
 
 from kafkasim.model.results import BATCH_COLUMNS, REQUEST_COLUMNS, columns
 
-WINDOWS = 6               # windows that must agree at least; the stretch repeated is five of them
+WINDOWS = 6               # windows that must agree at least; the stretch repeated is five of them or more
+NOISE = 0.01              # ... or as many as its mean wait needs to be known to within this (its standard error)
+SPREAD_WINDOWS = 20       # windows (at most) the waits' spread is taken over
 MIN_RECORDS = 2000        # acknowledgements a window needs to be judged by (windows are sized for twice this)
 MIN_REQUESTS = 25         # ... and requests (the five windows repeated hold over 100)
 SPREAD = 0.05             # each window's rates within this of their mean
 DRIFT = 0.02              # and the later windows' mean within this of the earlier ones'
 COUNTER_DRIFT = 0.05      # ... for every kind of counter (waits and window-full times move a lot from window to window)
 FIRST_WINDOW = 0.002      # seconds
-MAX_MARKS = 64            # windows looked back over for a stretch whose records are all acknowledged
+MAX_MARKS = 128           # windows looked back over for a stretch whose records are all acknowledged
 
 
 class Mark(NamedTuple):
@@ -124,18 +126,24 @@ class SteadyState:
             if not self._settled(marks[-WINDOWS - 1:]):
                 self.since, marks = last, [last]          # (settled, if at all, from here)
                 continue
-            # the stretch: the latest WINDOWS − 1 windows whose records are all acknowledged by now; every window
-            # alike from as long before it as its records took to be acknowledged (what they met on the way:
-            # batches queued behind those of earlier windows) to now
+            # the stretch: the latest windows whose records are all acknowledged by now, WINDOWS − 1 of them or as
+            # many more as the windows' mean waits need for their mean to be known to within NOISE (a queue that
+            # swings over many windows needs many); every window alike from as long before it as its records took
+            # to be acknowledged (what they met on the way: batches queued behind earlier ones) to now
             end = max((i for i, m in enumerate(marks) if m.sent <= last.acked), default=0)
-            start = min(end - (WINDOWS - 1) - (len(marks) - 1 - end), len(marks) - 1 - WINDOWS)
-            if start < 0 or len(marks) - start <= WINDOWS or not self._alike(marks[start:]):
+            lag = len(marks) - 1 - end
+            if end < WINDOWS - 1:
+                continue
+            waits = self._waits(marks[max(0, end - SPREAD_WINDOWS):end + 1])
+            size = max(WINDOWS - 1, math.ceil((waits.std() / (NOISE * max(waits.mean(), 1e-9))) ** 2))
+            start = min(end - size - lag, len(marks) - 1 - WINDOWS)
+            if start < 0 or not self._alike(marks[start:]):
                 continue
             # (records are acknowledged partition by partition, not in the order sent: a window or two earlier)
-            end = next((e for e in range(end, max(end - 3, start + WINDOWS - 2), -1)
-                        if self._acked(marks[e - WINDOWS + 1], marks[e])), None)
-            if end is not None and self._latency_level(marks[end - WINDOWS + 1:end + 1]):
-                self.base = (marks[end - WINDOWS + 1], marks[end])
+            end = next((e for e in range(end, max(end - 3, start + size - 1), -1)
+                        if self._acked(marks[e - size], marks[e])), None)
+            if end is not None and _level(self._waits(marks[end - size:end + 1]), None, COUNTER_DRIFT):
+                self.base = (marks[end - size], marks[end])
                 self.found.succeed()
                 return
 
@@ -144,13 +152,17 @@ class SteadyState:
         sent, acked = (np.diff([getattr(m, k) for m in marks]).astype(float) for k in ("sent", "acked"))
         held = np.array([m.sent - m.acked for m in marks], float)
         per_request = acked.sum() / max(1, sum(marks[-1].requests) - sum(marks[0].requests))
-        if not (_level(sent) and _level(acked) and _level(held, None, slack=2 * per_request)):
+        # (acknowledgements come a request's records at a time)
+        if not (_level(sent) and _level(acked, slack=per_request) and _level(held, None, slack=2 * per_request)):
             return False
         # Each kind of counter summed over its holders (one connection's or pipe's share moves from window to
-        # window where a sticky partitioner moves between brokers; their sum is what must be level)
+        # window where a sticky partitioner moves between brokers; their sum is what must be level), to 5 % of its
+        # growth or of its holders' time (a count of seconds that comes in lumps: waits, a full in-flight window)
         growth = np.diff(np.array([m.counters for m in marks]), axis=0) @ self.kinds
-        floor = 0.005 * (marks[1].time - marks[0].time)         # (counters that barely move are not judged)
-        return all(_level(g, None, COUNTER_DRIFT, floor) for g in growth.T if abs(g.mean()) > floor)
+        window = marks[1].time - marks[0].time
+        floor = 0.005 * window                  # (counters that barely move are not judged)
+        slack = floor + COUNTER_DRIFT * window * self.kinds.sum(axis=0)
+        return all(_level(g, None, COUNTER_DRIFT, s) for g, s in zip(growth.T, slack) if abs(g.mean()) > floor)
 
     def _settled(self, marks: list[Mark]) -> bool:
         """Nothing still to change with time: each JVM warm, no throttled producer catching up to end before the
@@ -201,19 +213,20 @@ class SteadyState:
                 return False
         return True
 
-    def _latency_level(self, marks: list[Mark]) -> bool:
-        """The records of each window took as long on average, send to acknowledgement (a queue that swings over
-        seconds can hold its records in hand level at the marks while their waits rise and fall)."""
+    def _waits(self, marks: list[Mark]) -> np.ndarray:
+        """Each window's mean time from send to acknowledgement, over its records acknowledged by now."""
         send, done = self.records.send_start, self.records.completed
         times = [m.time for m in marks]
-        waits, counts = np.zeros(len(marks) - 1), np.zeros(len(marks) - 1)
+        total, count = np.zeros(len(marks) - 1), np.zeros(len(marks) - 1)
         for wk in self.workers:
             lo = wk.first_id
             edges = lo + np.searchsorted(send[lo:lo + wk.count], times)
-            took = np.concatenate(([0.0], np.cumsum(done[edges[0]:edges[-1]] - send[edges[0]:edges[-1]])))
-            waits += np.diff(took[edges - edges[0]])
-            counts += np.diff(edges)
-        return _level(waits / np.maximum(counts, 1), None, COUNTER_DRIFT)
+            took = done[edges[0]:edges[-1]] - send[edges[0]:edges[-1]]
+            known = ~np.isnan(took)
+            at = edges - edges[0]
+            total += np.diff(np.concatenate(([0.0], np.cumsum(np.where(known, took, 0.0))))[at])
+            count += np.diff(np.concatenate(([0], np.cumsum(known)))[at])
+        return total / np.maximum(count, 1)
 
     def fast_forward(self) -> Extension:
         """Complete the run from the settled stretch: every thread's remaining records, the counters and the

@@ -47,9 +47,9 @@ def _close(fast, slow, mean: float = MEAN) -> None:
     ("kontur-2020/VI.yaml", MEAN),            # threads sharing a producer
     ("kontur-2020/VIII.yaml", MEAN),          # the same, the sticky partitioner's window moving most
     ("kontur-2020/XI.yaml", MEAN),            # round-robin, record by record
-    # throttled, one slow broker: the adaptive partitioner's queue there swings over seconds, and the repeated
-    # stretch's mean latency is 6 % below the whole run's
-    ("kip-794/3-adaptive.yaml", 0.08),
+    # throttled, one slow broker: the adaptive partitioner's queue there swings over seconds (repeated from 7.3 s
+    # its mean latency came out 9 % low), too much for a stretch's mean wait to be known to 1 %
+    ("kip-794/3-adaptive.yaml", MEAN),
     ("localhost/01-default.yaml", MEAN),      # small batches, linger 0, the page cache writing back from 5 s
     ("vm-2core/04-50k-b32768.yaml", MEAN),    # a cold JVM on two shared cores
     ("local-3broker-rf3.yaml", MEAN),
