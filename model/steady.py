@@ -98,6 +98,7 @@ class SteadyState:
         self.found = self.env.event()
         self.base: tuple[Mark, Mark] | None = None
         self.since: Mark | None = None     # where the windows took their length and all has been settled
+        self.waited: dict[tuple[float, float], float] = {}     # each window's mean wait, once all acknowledged
         self.env.process(self._watch())
 
     def _mark(self) -> Mark:
@@ -215,18 +216,22 @@ class SteadyState:
 
     def _waits(self, marks: list[Mark]) -> np.ndarray:
         """Each window's mean time from send to acknowledgement, over its records acknowledged by now."""
+        return np.array([self._wait(m0, m1) for m0, m1 in zip(marks, marks[1:])])
+
+    def _wait(self, m0: Mark, m1: Mark) -> float:
+        if (m0.time, m1.time) in self.waited:
+            return self.waited[m0.time, m1.time]
         send, done = self.records.send_start, self.records.completed
-        times = [m.time for m in marks]
-        total, count = np.zeros(len(marks) - 1), np.zeros(len(marks) - 1)
+        total, count, known = 0.0, 0, 0
         for wk in self.workers:
             lo = wk.first_id
-            edges = lo + np.searchsorted(send[lo:lo + wk.count], times)
-            took = done[edges[0]:edges[-1]] - send[edges[0]:edges[-1]]
-            known = ~np.isnan(took)
-            at = edges - edges[0]
-            total += np.diff(np.concatenate(([0.0], np.cumsum(np.where(known, took, 0.0))))[at])
-            count += np.diff(np.concatenate(([0], np.cumsum(known)))[at])
-        return total / np.maximum(count, 1)
+            a, e = lo + np.searchsorted(send[lo:lo + wk.count], (m0.time, m1.time))
+            took = done[a:e] - send[a:e]
+            total, count, known = total + np.nansum(took), count + e - a, known + np.count_nonzero(~np.isnan(took))
+        mean = float(total / max(known, 1))
+        if known == count:         # (all acknowledged: it stays so)
+            self.waited[m0.time, m1.time] = mean
+        return mean
 
     def fast_forward(self) -> Extension:
         """Complete the run from the settled stretch: every thread's remaining records, the counters and the
