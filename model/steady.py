@@ -245,12 +245,11 @@ class SteadyState:
             a, e = (lo + int(i) for i in np.searchsorted(send[lo:lo + wk.count], (m0.time, m1.time)))
             if e == lo + wk.count:            # (all sent before the stretch ended)
                 continue
-            rest = np.arange(wk.count - (e - lo))
-            source = a + rest % (e - a)
-            shift = (rest // (e - a) + 1) * period
-            send[e:lo + wk.count] = send[source] + shift
-            done[e:lo + wk.count] = done[source] + shift
-            failed[e:lo + wk.count] = failed[source]
+            rest, tile = wk.count - (e - lo), e - a
+            shift = np.repeat(period * np.arange(1, -(-rest // tile) + 1), tile)[:rest]
+            send[e:lo + wk.count] = np.resize(send[a:e], rest) + shift
+            done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift
+            failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
         end = float(np.nanmax(done))
         grown = (end - m1.time) / period
         # (what the application's threads do — send() and its waits for buffer memory — stops with the last send)
