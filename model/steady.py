@@ -167,9 +167,8 @@ class SteadyState:
 
     def _settled(self, marks: list[Mark]) -> bool:
         """Nothing still to change with time: each JVM warm, no throttled producer catching up to end before the
-        run does, and each page cache's backlog on its disk kept below
-        the dirty limit (where appends would start to wait) to the run's likely end, whether writeback has
-        started or starts on the way."""
+        run does, and each page cache's backlog on its disk kept below the dirty limit (where appends would start
+        to wait) to the run's likely end, whether writeback started before these windows or starts on the way."""
         now = self.env.now
         span = marks[-1].time - marks[0].time
         if not all(jvm.settled(now) for jvm in self.jvms):
@@ -185,6 +184,8 @@ class SteadyState:
         for cache in self.caches:
             limit = (1 - DRIFT) * cache.dirty_limit / cache.disk.rate
             if cache.flushing:       # (the backlog's trend, as the fast-forward extends it)
+                if marks[0].counters[self._counter(cache, "pending")] != cache.pending:
+                    return False     # (writeback began within these windows: they straddle two regimes)
                 backlog = [max(0.0, m.clocks[self._clock(cache.disk)] - m.time) for m in marks]
                 if max(backlog[-1], backlog[-1] + (backlog[-1] - backlog[0]) * (end - now) / span) >= limit:
                     return False
@@ -219,6 +220,7 @@ class SteadyState:
         return np.array([self._wait(m0, m1) for m0, m1 in zip(marks, marks[1:])])
 
     def _wait(self, m0: Mark, m1: Mark) -> float:
+        """The mean wait of the records sent from m0 to m1 (kept once all are acknowledged)."""
         if (m0.time, m1.time) in self.waited:
             return self.waited[m0.time, m1.time]
         send, done = self.records.send_start, self.records.completed
