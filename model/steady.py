@@ -92,6 +92,8 @@ class SteadyState:
         self.holders = _holders(sim)
         self.fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_COUNTERS", ())]
         self.clock_fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_CLOCKS", ())]
+        self.field_index = {(id(o), name): i for i, (o, name) in enumerate(self.fields)}
+        self.clock_index = {(id(o), name): i for i, (o, name) in enumerate(self.clock_fields)}
         kinds = sorted({(type(o).__name__, name) for o, name in self.fields})
         self.kinds = np.array([[kinds.index((type(o).__name__, name)) == k for k in range(len(kinds))]
                                for o, name in self.fields], float)     # field → its kind, for the sums
@@ -199,10 +201,10 @@ class SteadyState:
         return (marks[-1].counters[i] - marks[0].counters[i]) / (marks[-1].time - marks[0].time)
 
     def _counter(self, o, name: str) -> int:
-        return self.fields.index((o, name))
+        return self.field_index[id(o), name]
 
     def _clock(self, o) -> int:
-        return self.clock_fields.index((o, "free_at"))
+        return self.clock_index[id(o), "free_at"]
 
     def _acked(self, m0: Mark, m1: Mark) -> bool:
         """Every record the stretch from m0 to m1 sent acknowledged, and each thread still sending sent in it."""
@@ -279,23 +281,25 @@ class SteadyState:
             cache.pending = int(m1.counters[i])
             cache.extend(m1.time, end, float(m1.counters[i] - m0.counters[i]) / period)
         tiles = range(1, math.ceil(grown) + 1)
-        batches, requests, objects = [], [], []
+        batches, requests = [], []
         for s, b0, b1, r0, r1 in zip(self.senders, m0.batches, m1.batches, m0.requests, m1.requests):
             batches += s.batches[b0:b1]           # (drained into the stretch's requests)
             requests += s.requests[r0:r1]
             del s.batches[b1:], s.requests[r1:]
-            objects += s.requests[r0:r1] * len(tiles)
         self.env._now = end           # (nothing runs after: the clock the results read)
-        batch_columns = columns(batches, BATCH_COLUMNS, "created", -np.inf)[0]
-        request_columns = columns(requests, REQUEST_COLUMNS, "created", -np.inf)[0]
-        return Extension(m1.time, _tiled(batch_columns, ("created", "drained"), tiles, period, end),
-                         _tiled(request_columns, ("created", "completed"), tiles, period, end), objects)
+        batch_columns, _ = _tiled(columns(batches, BATCH_COLUMNS, "created", -np.inf)[0], ("created", "drained"),
+                                  tiles, period, end)
+        request_columns, kept = _tiled(columns(requests, REQUEST_COLUMNS, "created", -np.inf)[0],
+                                       ("created", "completed"), tiles, period, end)
+        objects = [r for r, keep in zip((r for _ in tiles for r in requests), kept) if keep]
+        return Extension(m1.time, batch_columns, request_columns, objects)
 
 
 def _tiled(table: dict[str, np.ndarray], times: tuple[str, ...], tiles: range, period: float,
-           end: float) -> dict[str, np.ndarray]:
-    """The columns repeated once per tile, their `times` shifted by the tile's period, those created by `end`."""
+           end: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The columns repeated once per tile, their `times` shifted by the tile's period, those created by `end`;
+    and which of the repeated rows those are."""
     out = {k: np.concatenate([v + (k in times) * i * period for i in tiles]) if len(tiles) else v[:0]
            for k, v in table.items()}
     keep = out["created"] <= end
-    return {k: v[keep] for k, v in out.items()}
+    return {k: v[keep] for k, v in out.items()}, keep

@@ -38,6 +38,9 @@ def _close(fast, slow, mean: float = MEAN) -> None:
         tolerance = WINDOW_UTIL if key == "sender in-flight window" else UTIL
         assert fast.utilisation[key] == pytest.approx(value, abs=tolerance), key
     assert fast.verdict["bottleneck"] == slow.verdict["bottleneck"]
+    for bf, bs in zip(fast.brokers, slow.brokers):     # (the repeated requests, those created by the run's end)
+        for stage, ms in bs["request_time_ms"].items():
+            assert bf["request_time_ms"][stage] == pytest.approx(ms, rel=mean, abs=0.05), stage
     assert fast.records_acked == slow.records_acked and fast.records_sent == slow.records_sent
     assert fast.simulated_seconds == pytest.approx(slow.simulated_seconds, rel=RATE)
 
