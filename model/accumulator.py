@@ -443,4 +443,7 @@ def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
         return [(p, np.array(groups[p])) for p in sorted(groups)]
     if (parts == parts[0]).all():
         return [(int(parts[0]), None)]
-    return [(int(p), np.flatnonzero(parts == p)) for p in np.unique(parts)]
+    order = np.argsort(parts, kind="stable")           # (one pass: each partition's positions, ascending)
+    ordered = parts[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    return [(int(ordered[a]), positions) for a, positions in zip((0, *cuts.tolist()), np.split(order, cuts))]
