@@ -184,14 +184,14 @@ class SteadyState:
         if DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end:
             return False
         for cache in self.caches:
-            limit = (1 - DRIFT) * cache.dirty_limit / cache.disk.rate
+            limit = (1 - DRIFT) * cache.dirty_limit           # (bytes queued on the disk)
             if cache.flushing:       # (the backlog's trend, as the fast-forward extends it)
                 if marks[0].counters[self._counter(cache, "pending")] != cache.pending:
                     return False     # (writeback began within these windows: they straddle two regimes)
-                backlog = [max(0.0, m.clocks[self._clock(cache.disk)] - m.time) for m in marks]
+                backlog = [max(0.0, m.clocks[self._clock(cache.disk)] - m.time) * cache.disk.rate for m in marks]
                 if max(backlog[-1], backlog[-1] + (backlog[-1] - backlog[0]) * (end - now) / span) >= limit:
                     return False
-            elif cache.peak_backlog(now, end, self._rate(marks, cache, "pending")) >= limit * cache.disk.rate:
+            elif cache.peak_backlog(now, end, self._rate(marks, cache, "pending")) >= limit:
                 return False
         return True
 
@@ -208,14 +208,18 @@ class SteadyState:
 
     def _acked(self, m0: Mark, m1: Mark) -> bool:
         """Every record the stretch from m0 to m1 sent acknowledged, and each thread still sending sent in it."""
-        first, last = m0.time, m1.time
-        send, done = self.records.send_start, self.records.completed
+        done = self.records.completed
         for wk in self.workers:
-            ids = slice(wk.first_id, wk.first_id + wk.count)
-            a, e = np.searchsorted(send[ids], (first, last))
-            if (e == a and e < wk.count) or np.isnan(done[ids][a:e]).any():
+            a, e = self._sent_between(wk, m0.time, m1.time)
+            if (e == a and e < wk.first_id + wk.count) or np.isnan(done[a:e]).any():
                 return False
         return True
+
+    def _sent_between(self, wk, first: float, last: float) -> tuple[int, int]:
+        """The ids [a, e) of a thread's records whose send() began from `first` to before `last`."""
+        lo = wk.first_id
+        a, e = np.searchsorted(self.records.send_start[lo:lo + wk.count], (first, last))
+        return lo + int(a), lo + int(e)
 
     def _waits(self, marks: list[Mark]) -> np.ndarray:
         """Each window's mean time from send to acknowledgement, over its records acknowledged by now."""
@@ -228,8 +232,7 @@ class SteadyState:
         send, done = self.records.send_start, self.records.completed
         total, count, known = 0.0, 0, 0
         for wk in self.workers:
-            lo = wk.first_id
-            a, e = lo + np.searchsorted(send[lo:lo + wk.count], (m0.time, m1.time))
+            a, e = self._sent_between(wk, m0.time, m1.time)
             took = done[a:e] - send[a:e]
             total, count, known = total + np.nansum(took), count + e - a, known + np.count_nonzero(~np.isnan(took))
         mean = float(total / max(known, 1))
@@ -246,7 +249,7 @@ class SteadyState:
         send, done, failed = records.send_start, records.completed, records.failed
         for wk in self.workers:
             lo = wk.first_id
-            a, e = (lo + int(i) for i in np.searchsorted(send[lo:lo + wk.count], (m0.time, m1.time)))
+            a, e = self._sent_between(wk, m0.time, m1.time)
             if e == lo + wk.count:            # (all sent before the stretch ended)
                 continue
             rest, tile = wk.count - (e - lo), e - a
@@ -277,9 +280,8 @@ class SteadyState:
             if id(o) not in closed:
                 setattr(o, name, end + max(0.0, a1 + (a1 - a0) * grown) if a1 > 0 else end + min(0.0, a1))
         for cache in waiting:
-            i = self._counter(cache, "pending")
-            cache.pending = int(m1.counters[i])
-            cache.extend(m1.time, end, float(m1.counters[i] - m0.counters[i]) / period)
+            cache.pending = int(m1.counters[self._counter(cache, "pending")])
+            cache.extend(m1.time, end, float(self._rate([m0, m1], cache, "pending")))
         tiles = range(1, math.ceil(grown) + 1)
         batches, requests = [], []
         for s, b0, b1, r0, r1 in zip(self.senders, m0.batches, m1.batches, m0.requests, m1.requests):
