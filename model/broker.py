@@ -232,7 +232,7 @@ class Broker:
                 and not self.response_delay
                 and all(p is None for p in self.processors) and self.io_threads is None and self.log_locks is None
                 and self.host.uncontended() and not any(state.followers for state in self.replication.parts)
-                and all(pipe.users == 1 for pipe in conn.back_pipes))
+                and all((pipe.share_of or pipe).users == 1 for pipe in conn.back_pipes))
 
     def serve_at_once(self, conn: Connection, request: ProduceRequest) -> None:
         """The _connection loop for a request when serves_at_once holds, computed as it is sent: the same start

@@ -89,6 +89,10 @@ class KafkaConsumer:
         self.leaders: dict[int, list[int]] = {}
         for p in partitions:
             self.leaders.setdefault(cluster.leaders[p], []).append(p)
+        # its connection to each leader: a flow through each NIC, each way
+        self.paths = {b: ([machine.nic_out.flow(f"{name}→broker-{b}"), cluster.nic_in[b].flow(name)],
+                          [cluster.nic_out[b].flow(name), machine.nic_in.flow(f"broker-{b}→{name}")])
+                      for b in self.leaders}
         # SubscriptionState's assignment order, in which fetch requests list the partitions: a partition whose
         # fetched records were all returned moves to the end (CompletedFetch.drain), so none is left behind
         self.order = list(partitions)
@@ -185,13 +189,13 @@ class KafkaConsumer:
         sent = env.now
         broker = self.cluster.brokers[node]
         size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
-        out = [self.machine.nic_out, self.cluster.nic_in[node]]
+        out, back = self.paths[node]
         yield env.timeout(self.one_way + max(0.0, transfer(out, env.now, size) - env.now))
         got = yield from broker.fetch(self.connection, partitions, self.position, self.settings,
                                       len(self.leaders[node]))
         # the response leaves through the broker's NIC (zero-copy) and crosses to the client
         nbytes = sum(b.size for b in got)
-        end = transfer([self.cluster.nic_out[node], self.machine.nic_in], env.now, nbytes + size)
+        end = transfer(back, env.now, nbytes + size)
         yield env.timeout(end - env.now + self.one_way + broker.extra_latency)
         for b in got:
             self.position[b.partition] += 1

@@ -91,7 +91,7 @@ class Connection:
         self.blocked: deque[tuple[ProduceRequest, str]] = deque()   # requests waiting for room in the buffers
         self.broker_waiting: simpy.Event | None = None
         for pipe in back_pipes:
-            pipe.users += 1
+            (pipe.share_of or pipe).users += 1
         self.at_once: bool | None = None       # the broker serves this connection at once (Broker.serve_at_once)
         self.broker_idle_from = 0.0            # ... and its loop would next be free then
         self.unmuted_at = 0.0                  # ... once the last response has left the broker

@@ -102,8 +102,9 @@ class KafkaProducer:
                 continue
             # A TCP connection carries at most one window per round trip.
             window = [Pipe(f"client-{k}→broker-{b} window", send_buffer / window_rtt)] if window_rtt > 0 else []
-            out = window + [nic_out] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b]]
-            back = [cluster.nic_out[b]] + (link_cap[1:] if link_cap else []) + [nic_in]
+            flow = f"client-{k}→broker-{b}"
+            out = window + [nic_out.flow(flow)] + (link_cap[:1] if link_cap else []) + [cluster.nic_in[b].flow(flow)]
+            back = [cluster.nic_out[b].flow(flow)] + (link_cap[1:] if link_cap else []) + [nic_in.flow(flow)]
             conn = Connection(env, k * len(cluster.brokers) + b, broker, out, back, one_way, p.max_in_flight,
                               send_buffer, self.sender, connect)
             self.sender.connections[b] = conn

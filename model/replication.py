@@ -91,6 +91,7 @@ class Replication:
         self.one_way = s.hardware["rtt_ms"] / 2000.0       # broker to broker: no client-side network emulation
         self.fetches = 0
         self.bytes = 0
+        self.pipes: list = []       # the fetchers' flows through the brokers' NICs
 
     def start(self) -> None:
         fetchers = self.s.cluster.broker.num_replica_fetchers
@@ -102,9 +103,14 @@ class Replication:
         # the same fetch sessions: each leader leads bg/RF of them, a follower follows (RF−1)/(n−1) of those.
         n, rf = len(self.cluster.brokers), self.s.topic.replication_factor
         background = self.s.cluster.background_partitions / rf * (rf - 1) / (n - 1) / fetchers if rf > 1 else 0.0
-        for (follower, leader, _), partitions in sorted(groups.items()):
+        nic_in, nic_out = self.cluster.nic_in, self.cluster.nic_out
+        for (follower, leader, k), partitions in sorted(groups.items()):
             self.cluster.hosts[follower].add_threads(1)
-            self.env.process(self._fetcher(follower, leader, partitions, len(partitions) + background))
+            flow = f"fetcher-{k} of broker-{follower} from broker-{leader}"
+            ask = [nic_out[follower].flow(flow), nic_in[leader].flow(flow)]
+            answer = [nic_out[leader].flow(flow), nic_in[follower].flow(flow)]
+            self.pipes += ask + answer
+            self.env.process(self._fetcher(follower, leader, partitions, len(partitions) + background, ask, answer))
 
     # --- the leader's side
     def prefill(self, partition: int, batches: int, size: int, records: int) -> None:
@@ -192,9 +198,11 @@ class Replication:
         return False
 
     # --- the follower's fetcher thread
-    def _fetcher(self, follower: int, leader: int, partitions: list[int], session: float) -> Generator:
+    def _fetcher(self, follower: int, leader: int, partitions: list[int], session: float, ask_path: list,
+                 answer_path: list) -> Generator:
         """One replica fetcher of `follower` fetching `partitions` from `leader`; `session`: the partitions in
-        its fetch session, ours and the background's, which each fetch costs both sides."""
+        its fetch session, ours and the background's, which each fetch costs both sides; its flows through the
+        NICs each way."""
         env = self.env
         fetched = {p: len(self.parts[p].sizes) for p in partitions}   # the follower's log end (what was prefilled)
         leader_host, follower_host = self.cluster.hosts[leader], self.cluster.hosts[follower]
@@ -204,7 +212,7 @@ class Replication:
         ask, answer = (self.one_way + self.cluster.brokers[b].extra_latency for b in (follower, leader))
         while True:
             size = FETCH_REQUEST_BYTES + FETCH_PARTITION_BYTES * (len(partitions) - 1)
-            end = transfer([self.cluster.nic_out[follower], self.cluster.nic_in[leader]], env.now, size)
+            end = transfer(ask_path, env.now, size)
             yield env.timeout(end - env.now + ask)
             for p in partitions:                       # the fetch offset tells the leader what we have
                 self._confirm(p, follower, fetched[p])
@@ -238,15 +246,13 @@ class Replication:
                 # No core to wait for: the whole way back is one delay.
                 leader_host.busy_seconds += read
                 follower_host.busy_seconds += append
-                end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now + read,
-                               nbytes + size)
+                end = transfer(answer_path, env.now + read, nbytes + size)
                 yield env.timeout(end - env.now + answer + append + 2 * handoff)
             else:
                 yield from leader_host.run(read)
                 if handoff:          # the fetch's request and response queues on the leader
                     yield env.timeout(2 * handoff)
-                end = transfer([self.cluster.nic_out[leader], self.cluster.nic_in[follower]], env.now,
-                               nbytes + size)
+                end = transfer(answer_path, env.now, nbytes + size)
                 yield env.timeout(end - env.now + answer)
                 yield from follower_host.run(append)
             self.cluster.brokers[follower].page_cache.write(env.now, nbytes)

@@ -59,7 +59,8 @@ def _holders(sim) -> list:
     objects += conns + [pipe for c in conns for pipe in c.out_pipes + c.back_pipes]
     cluster = sim.cluster
     objects += cluster.brokers + [b.disk for b in cluster.brokers] + [b.page_cache for b in cluster.brokers]
-    objects += cluster.nic_in + cluster.nic_out + cluster.hosts + [p.host for p in sim.producers]
+    objects += cluster.nic_in + cluster.nic_out + cluster.replication.pipes + cluster.hosts
+    objects += [p.host for p in sim.producers]
     seen, out = set(), []
     for o in objects:
         if id(o) not in seen and (getattr(o, "STEADY_COUNTERS", ()) or getattr(o, "STEADY_CLOCKS", ())):

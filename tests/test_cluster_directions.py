@@ -6,7 +6,8 @@ cost, so the brokers' CPU saturates well before the producer does.
 """
 import pytest
 
-from conftest import cached, capture, scenario
+from conftest import cached, capture, example, scenario
+from kafkasim.model.host import Pipe, transfer
 
 ACKS_BASE = {"client.version": "2.2", "producer.enable.idempotence": False, "workload.records": 300,
              "workload.throughput": 200, "producer.linger.ms": 0, "topic.partitions": 3,
@@ -174,6 +175,28 @@ def test_nic_backlog_shows_up_as_latency():
     expected_ms = (2 << 20) / (100e6 / 8) * 1000
     assert capped.perf_test["avg_latency_ms"] == pytest.approx(expected_ms, rel=0.3)
     assert capped.perf_test["avg_latency_ms"] > 10 * free.perf_test["avg_latency_ms"]
+
+
+def test_a_nics_flows_share_its_rate():
+    """Two connections sending at once through one NIC get half its rate each; one alone gets all of it."""
+    nic = Pipe("nic", 100.0)
+    a, b = nic.flow("a"), nic.flow("b")
+    assert transfer([a], 0.0, 100) == pytest.approx(1.0)          # alone: 100 B at 100 B/s
+    assert transfer([b], 0.0, 100) == pytest.approx(2.0)          # a still sending: half the rate
+    assert transfer([a], 2.0, 100) == pytest.approx(3.0)          # both done by then: alone again
+    assert nic.bytes == 300 and nic.busy_seconds == pytest.approx(3.0)
+
+
+def test_followers_take_a_fair_share_of_a_leaders_nic_not_all_they_ask():
+    """J. Kreps, LinkedIn 2014 ("2 Million Writes Per Second (On Three Cheap Machines)"): three producers with 3x
+    async replication (acks=1) over 1 GbE carried 2,024,032 records/s of 100 B, more than each broker's NIC could
+    take in if its followers kept up (each broker takes in its producers' bytes and twice as many as a follower).
+    Shared per TCP flow, the three producers' connections take 3/5 of each broker's NIC and the followers lag."""
+    r = cached(example("linkedin-2014/4-three-producers-rf3-async.yaml", **{"workload.records": 200000}))
+    nic = 1000e6 / 8
+    produced = r.metrics["outgoing-byte-rate"]              # the three producers' bytes a second, in all
+    assert produced > 0.5 * 3 * nic                         # a FIFO NIC with replication in full: ≤ 1/3 of 3
+    assert r.verdict["bottleneck"] == "network"
 
 
 # --- partition count costs --------------------------------------------------------------------------------------

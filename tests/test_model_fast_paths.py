@@ -27,6 +27,17 @@ def _figures(run) -> tuple:
     return out, run.result.latencies_ms.tolist(), [r.timing for r in run.requests]
 
 
+def _rounded(figures):
+    """Every float to 12 significant digits, through dicts, lists and tuples."""
+    if isinstance(figures, float):
+        return float(f"{figures:.12g}")
+    if isinstance(figures, dict):
+        return {k: _rounded(v) for k, v in figures.items()}
+    if isinstance(figures, (list, tuple)):
+        return [_rounded(v) for v in figures]
+    return figures
+
+
 def _counting(monkeypatch, cls, name) -> list:
     """Count the calls of cls.name that do the shortcut's work."""
     calls = []
@@ -137,8 +148,8 @@ def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monk
     fast = capture(s)
     monkeypatch.setattr(host, "GRANT_AT_ONCE", False)
     slow = capture(s)
-    if exact:
-        assert _figures(fast) == _figures(slow)
+    if exact:       # (the same sums, added in another order at one instant: equal to the last bits)
+        assert _rounded(_figures(fast)) == _rounded(_figures(slow))
     else:
         assert fast.result.perf_test["records_per_sec"] == pytest.approx(slow.result.perf_test["records_per_sec"],
                                                                          rel=0.02)
@@ -157,9 +168,10 @@ def test_free_slots_taken_at_once_match_granting_by_event(overrides, exact, monk
 ], ids=["VI", "VII", "VII-3.9", "VI-one-partition", "XI-round-robin", "XIII-own-partitions"])
 def test_threads_chunks_match_record_by_record(path, overrides):
     """Threads sharing a producer send chunks of their share of a batch; model.max_chunk=1 steps record by record,
-    each through the locks on its own. On these Kontur runs (100k records) the rates agree within 4 % (VI −3.1 %,
-    the others ≤ 1.4 %) and the mean latencies within 15 % (≤ 5 %; IX, not here, +11 %)."""
+    each through the locks on its own. On these Kontur runs (100k records) the rates agree within 6 % (VI −5.2 %:
+    −3.1 % with the NICs first come, first served; the others ≤ 1.4 %) and the mean latencies within 15 % (≤ 5 %;
+    IX, not here, +11 %)."""
     s = example(path, **{"workload.records": 100000, "workload.warmup_records": 10000, **overrides})
     chunked, stepped = capture(s).result, capture(s, **{"model.max_chunk": 1}).result
-    assert chunked.steady_records_per_sec == pytest.approx(stepped.steady_records_per_sec, rel=0.04)
+    assert chunked.steady_records_per_sec == pytest.approx(stepped.steady_records_per_sec, rel=0.06)
     assert chunked.latencies_ms.mean() == pytest.approx(stepped.latencies_ms.mean(), rel=0.15)
