@@ -36,6 +36,21 @@ KNOWN_MISSES = {
     ("vm-2core", "latency over 8/16/32/50 KiB is lowest at 32 KiB"):
         "see the check above: without the later stalls the model's latency keeps falling with batch.size, "
         "lowest at 50 KiB (16.7 against 54.8 ms at 32 KiB)",
+    ("kontur-2020", "VIII → IX → X: more partitions, less contention"):
+        "the model's three runs are within 1 % of each other (415.4k, 411.4k, 415.4k records/s; published 394.9k "
+        "→ 397.8k → 404.0k, each within the others' spread): the producer-wide lock, not the partitions' deque "
+        "locks, sets their pace in the model, so more partitions change nothing it can resolve; the check passed "
+        "by chance with the NICs first come, first served (405.2k, 409.3k, 414.7k)",
+    ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
+        "both runs meet their 500k target in the model (502.5k and 501.4k records/s; published 421.6k and 500.0k): "
+        "it misses what 2.2's round-robin costs in send() (see KONTUR_MISSES' XI); the check passed by 0.04 % with "
+        "the NICs first come, first served",
+    ("linkedin-2014", "sync replication carries at most 3/4 of async"):
+        "the model's acks=-1 run keeps the worker thread's pace (821.5k records/s, published 421.8k): with 64000-B "
+        "batches its requests wait ≈ 4 ms for the followers' next fetch and five in flight a broker still carry "
+        "the thread's records (in-flight window 90 % busy). What held the 2014 brokers to half is not stated; "
+        "candidates the model leaves out: 0.8.1's produce purgatory (rewritten in 0.8.2 and 0.9) and a "
+        "follower's fetch of a busy leader taking longer than its round trip",
 }
 
 # Kontur run -> why the model misses its 15 % today.
@@ -46,7 +61,7 @@ KONTUR_MISSES: dict[str, str] = {
           "separate locks only shortens the threads' wait at the producer-wide lock, which sets the pace. On a "
           "real producer here the direction holds (2.4's own partitions 459k records/s, 4.82 us in send(), "
           "against 2.2's round-robin 377k, 6.49 us; validation/data/local-kontur-clients.jsonl), so XI has a cost "
-          "the model lacks; not found. (XI → XII, both at the target, is a tie the order check passes by 0.04 %.)",
+          "the model lacks; not found. (XI → XII, both at the target, is a tie: KNOWN_MISSES.)",
 }
 
 
@@ -91,12 +106,20 @@ def test_kontur_throughput_within_15_percent(reproduced, run):
 
 
 @pytest.mark.parametrize("study,run", [("vm-2core", "03"), ("vm-2core", "11"), ("localhost", "1"),
-                                       ("kontur-2020", "I")])
+                                       ("kontur-2020", "I"), ("linkedin-2014", "1")])
 def test_calibration_runs_stay_calibrated(reproduced, study, run):
     """The runs a profile was set from must stay within 10 %: a model change that moves them needs a new profile."""
     row = reproduced(study).row(run)
     assert row.role == "calibration"
     assert abs(row.error()) <= 0.10, f"{study} {run}: {row.error():+.1%}"
+
+
+def test_linkedin_predictions_median_error_within_25_percent(reproduced):
+    """The issue's target for a multi-host study predicted from its stated hardware: the median throughput error of
+    the runs not calibrated on within 25 % (three producers over 1 GbE only with the NICs shared per flow)."""
+    errors = sorted(abs(r.error()) for r in reproduced("linkedin-2014").rows if r.role == "prediction")
+    assert errors[len(errors) // 2] <= 0.25, errors
+    assert abs(reproduced("linkedin-2014").row("4").error()) <= 0.25
 
 
 def test_each_study_compares_the_rate_its_source_states(reproduced):
