@@ -22,8 +22,8 @@ def _clock(seconds: float) -> str:
 
 def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float,
                         behind: float | None = None) -> dict:
-    """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from, their
-    disks (data older than the page cache holds), or else the wait for fetches (round trips, fetch.max.wait.ms, the
+    """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from or the NIC in
+    of its instances' hosts, the brokers' disks (data older than the page cache holds), or else the wait for fetches (round trips, fetch.max.wait.ms, the
     brokers' threads) — unless it tails producers and keeps up with them (`behind`: how long after the producers'
     last acknowledgement it read its last record)."""
     poll = max(c.busy_seconds for c in members) / span
@@ -36,6 +36,10 @@ def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fet
     if nic >= SATURATED:
         return {"name": "broker NIC out", "utilisation": nic,
                 "evidence": "the leaders' NICs carry every group's reads and the followers' fetches"}
+    nic_in = max(c.machine.nic_in.busy_seconds for c in members) / span
+    if nic_in >= SATURATED:
+        return {"name": "consumer NIC in", "utilisation": min(1.0, nic_in),
+                "evidence": "the busiest instance's host takes in all its NIC carries: instances on more hosts"}
     reads = max(cluster.brokers[b].page_cache.read_seconds / max(span, 1e-9) for b in leaders) if leaders else 0.0
     if reads >= SATURATED:
         return {"name": "broker disk reads", "utilisation": min(1.0, reads),

@@ -187,8 +187,11 @@ class Scenario:
 
     def shortened(self, records: int) -> "Scenario":
         """The scenario with `records` records per producer (fewer than its own) and its warm-up shortened in
-        proportion, so the warm-up stays the same part of the run: the one rule for a quicker, shorter run."""
+        proportion, so the warm-up stays the same part of the run: the one rule for a quicker, shorter run. With no
+        producers, the records the consumers find in the topic."""
         w = self.workload
+        if not self.producers:
+            return self.replace(**{"consumers.prefilled_records": records})
         return self.replace(**{"workload.records": records,
                                "workload.warmup_records": w.warmup_records * records // max(1, w.records)})
 

@@ -102,15 +102,22 @@ def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any,
         raise ValueError(f"example {run['example']!r} of study {spec['study']!r} not found under {EXAMPLES_DIR} "
                          f"(reproduce needs the repository's examples/)")
     s = load_scenario(path)
-    length = s.workload.records
+    length = records_of(s)
     n = run.get("records", spec.get("records", 0)) if records is None else records
     if n and n < length:
         s = s.shortened(n)
     return s, length
 
 
+def records_of(s) -> int:
+    """A run's records: each producer's, or with no producers those the consumers find in the topic."""
+    return s.workload.records if s.producers else s.consumers.prefilled_records
+
+
 def prediction(result, throughput: str = "steady") -> dict:
     """The figures a study can state, from one simulation; its rate as `throughput` (THROUGHPUT) says."""
+    if not result.scenario.get("producers", 1):
+        return consumed(result, throughput)
     perf = result.perf_test
     out = {k: perf[k] for k in ("avg_latency_ms", "max_latency_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms")}
     # The published rates are means over long runs; the simulated runs are mostly shorter, so their start and their
@@ -131,6 +138,16 @@ def prediction(result, throughput: str = "steady") -> dict:
     return out
 
 
+def consumed(result, throughput: str = "steady") -> dict:
+    """A consumers-only run's figures: kafka-consumer-perf-test's rate, every group's together; steady, its rate
+    while fetching (fetch.nMsg.sec: the group's join left out, as a long run's mean leaves it), or with all."""
+    groups = result.consumers
+    total = sum(g["perf_test"]["records_per_sec"] for g in groups)
+    fetching = sum(g["perf_test"]["fetch_records_per_sec"] for g in groups)
+    return {"records_per_sec": total if throughput == "perf-test" else fetching, "perf_test_records_per_sec": total,
+            "worker_latency_us": None, "verdict": "consumer: " + groups[0]["bottleneck"]["name"]}
+
+
 def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
               jobs: int | None = None) -> StudyResult:
     """Predict every run of `study` (on `jobs` processes, default one per core) and judge its checks; progress lines
@@ -143,14 +160,14 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
     scenarios, lengths = zip(*(scenario_of(spec, run, records) for run in runs))
     jobs = min(job_count(jobs), len(runs))
     if progress:
-        sizes = sorted({s.workload.records for s in scenarios})
+        sizes = sorted({records_of(s) for s in scenarios})
         span = f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else f"{sizes[0]}"
         print(f"kafkasim: {study}: predicting {len(runs)} runs ({span} records each) on {jobs} "
               f"process{'es' if jobs > 1 else ''}...", file=progress, flush=True)
     with simulator(jobs, partial(prediction, throughput=spec.get("throughput", "steady"))) as run_all:
         for i, (run, s, length, predicted) in enumerate(zip(runs, scenarios, lengths, run_all(scenarios)), 1):
             if progress:
-                print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.workload.records} records)",
+                print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {records_of(s)} records)",
                       file=progress, flush=True)
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
