@@ -25,6 +25,8 @@ ESTIMATION_FACTOR = 1.05
 # closes the batch compresses the rest.
 CODEC_BUFFER_BYTES = {"gzip": 16 << 10, "snappy": 32 << 10, "lz4": 64 << 10, "zstd": 128 << 10}
 SMALL_CHUNK = 64          # partition_groups groups chunks up to this long in Python, longer ones with numpy
+GROUPED_KEPT = 1024       # ... and keeps that many groupings of longer chunks (read only: their arrays are shared)
+_GROUPED: dict[bytes, list] = {}
 # Append times come from float arithmetic; a record "appended" this close after a drain was appended by it.
 TIME_EPSILON = 1e-12
 
@@ -441,6 +443,17 @@ def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
         if len(groups) == 1:
             return [(int(parts[0]), None)]
         return [(p, np.array(groups[p])) for p in sorted(groups)]
+    # A chunk is grouped twice (planned, then appended), and a round-robin's chunks repeat: each grouping is kept.
+    key = parts.tobytes()
+    groups = _GROUPED.get(key)
+    if groups is None:
+        if len(_GROUPED) >= GROUPED_KEPT:
+            _GROUPED.clear()
+        groups = _GROUPED[key] = _grouped(parts)
+    return groups
+
+
+def _grouped(parts: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
     if (parts == parts[0]).all():
         return [(int(parts[0]), None)]
     order = np.argsort(parts, kind="stable")           # (one pass: each partition's positions, ascending)

@@ -112,6 +112,11 @@ class Replication:
             self.pipes += ask + answer
             self.env.process(self._fetcher(follower, leader, partitions, len(partitions) + background, ask, answer))
 
+    def lag(self, follower: int) -> int:
+        """Bytes `follower` has yet to confirm of the partitions it follows (acks=1 lets producers outrun it)."""
+        return sum(state.written[-1] - state.written[state.confirmed[follower]]
+                   for state in self.parts if follower in state.confirmed)
+
     # --- the leader's side
     def prefill(self, partition: int, batches: int, size: int, records: int) -> None:
         """What the partition held before the run: `batches` batches of `size` bytes and `records` records each,

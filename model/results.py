@@ -81,8 +81,10 @@ class Result:
             times = ", ".join(f"{k} {v:.2f}" for k, v in b["request_time_ms"].items())
             own = "".join(f", {k}={_num(v)}" for k, v in b.get("own_hardware", {}).items())
             share = b["bytes_in"] / max(1, sum(x["bytes_in"] for x in self.brokers))
+            lag = b.get("follower_lag_bytes", 0) / 2**20
+            behind = f"; as a follower {lag:,.0f} MiB behind its leaders at the end" if lag >= 1 else ""
             lines.append(f"broker {b['id']}{own}: leads {b['leader_partitions']} partitions, takes {share:.0%} of the "
-                         f"bytes in; {util}")
+                         f"bytes in; {util}{behind}")
             if times:
                 lines.append(f"  Produce {times}")
         lines += self._consumer_lines()
@@ -441,5 +443,5 @@ def broker_report(s, cluster, requests, elapsed) -> list[dict]:
         util["nic-out"] = cluster.nic_out[b.id].busy_seconds / elapsed
         out.append({"id": b.id, "leader_partitions": cluster.leaders.count(b.id), "utilisation": util,
                     "request_time_ms": times, "bytes_in": b.bytes_in, "offline": b.id in cluster.offline,
-                    "own_hardware": s.hardware.own(b.id)})
+                    "own_hardware": s.hardware.own(b.id), "follower_lag_bytes": cluster.replication.lag(b.id)})
     return out

@@ -197,6 +197,9 @@ def test_followers_take_a_fair_share_of_a_leaders_nic_not_all_they_ask():
     produced = r.metrics["outgoing-byte-rate"]              # the three producers' bytes a second, in all
     assert produced > 0.5 * 3 * nic                         # a FIFO NIC with replication in full: ≤ 1/3 of 3
     assert r.verdict["bottleneck"] == "network"
+    assert all(b["follower_lag_bytes"] > 2**20 for b in r.brokers)         # the followers fall behind
+    one = cached(example("linkedin-2014/2-one-thread-rf3-async.yaml", **{"workload.records": 200000}))
+    assert all(b["follower_lag_bytes"] < 2**20 for b in one.brokers)      # one producer: they keep up
 
 
 # --- partition count costs --------------------------------------------------------------------------------------
