@@ -26,7 +26,7 @@ ESTIMATION_FACTOR = 1.05
 CODEC_BUFFER_BYTES = {"gzip": 16 << 10, "snappy": 32 << 10, "lz4": 64 << 10, "zstd": 128 << 10}
 SMALL_CHUNK = 64          # partition_groups groups chunks up to this long in Python, longer ones with numpy
 GROUPED_KEPT = 1024       # ... and keeps that many groupings of longer chunks (read only: their arrays are shared)
-_GROUPED: dict[bytes, list] = {}
+_GROUPED: dict[tuple[str, bytes], list] = {}
 # Append times come from float arithmetic; a record "appended" this close after a drain was appended by it.
 TIME_EPSILON = 1e-12
 
@@ -444,7 +444,7 @@ def partition_groups(parts) -> list[tuple[int, np.ndarray | None]]:
             return [(int(parts[0]), None)]
         return [(p, np.array(groups[p])) for p in sorted(groups)]
     # A chunk is grouped twice (planned, then appended), and a round-robin's chunks repeat: each grouping is kept.
-    key = parts.tobytes()
+    key = (parts.dtype.str, parts.tobytes())
     groups = _GROUPED.get(key)
     if groups is None:
         if len(_GROUPED) >= GROUPED_KEPT:

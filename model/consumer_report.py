@@ -23,9 +23,9 @@ def _clock(seconds: float) -> str:
 def consumer_bottleneck(members, cluster, span: float, fetch_latency: float, fetch_rate: float,
                         behind: float | None = None) -> dict:
     """What limits a group: its busiest instance's poll loop, the NIC out of the brokers it reads from or the NIC in
-    of its instances' hosts, the brokers' disks (data older than the page cache holds), or else the wait for fetches (round trips, fetch.max.wait.ms, the
-    brokers' threads) — unless it tails producers and keeps up with them (`behind`: how long after the producers'
-    last acknowledgement it read its last record)."""
+    of its instances' hosts, the brokers' disks (data older than the page cache holds), or else the wait for
+    fetches (round trips, fetch.max.wait.ms, the brokers' threads) — unless it tails producers and keeps up with
+    them (`behind`: how long after the producers' last acknowledgement it read its last record)."""
     poll = max(c.busy_seconds for c in members) / span
     leaders = {b for c in members for b in c.leaders}
     nic = max((cluster.nic_out[b].busy_seconds / max(cluster.brokers[b].env.now, 1e-9) for b in leaders), default=0.0)

@@ -185,6 +185,12 @@ class Scenario:
                            f"for any value")
         return out
 
+    @property
+    def length(self) -> int:
+        """The records a run goes over: each producer's, or with no producers those the consumers find in the topic
+        (what `shortened` shortens)."""
+        return self.workload.records if self.producers else self.consumers.prefilled_records
+
     def shortened(self, records: int) -> "Scenario":
         """The scenario with `records` records per producer (fewer than its own) and its warm-up shortened in
         proportion, so the warm-up stays the same part of the run: the one rule for a quicker, shorter run. With no

@@ -102,16 +102,11 @@ def scenario_of(spec: dict, run: dict, records: int | None = None) -> tuple[Any,
         raise ValueError(f"example {run['example']!r} of study {spec['study']!r} not found under {EXAMPLES_DIR} "
                          f"(reproduce needs the repository's examples/)")
     s = load_scenario(path)
-    length = records_of(s)
+    length = s.length
     n = run.get("records", spec.get("records", 0)) if records is None else records
     if n and n < length:
         s = s.shortened(n)
     return s, length
-
-
-def records_of(s) -> int:
-    """A run's records: each producer's, or with no producers those the consumers find in the topic."""
-    return s.workload.records if s.producers else s.consumers.prefilled_records
 
 
 def prediction(result, throughput: str = "steady") -> dict:
@@ -160,14 +155,14 @@ def reproduce(study: str, records: int | None = None, progress: Any = "stderr",
     scenarios, lengths = zip(*(scenario_of(spec, run, records) for run in runs))
     jobs = min(job_count(jobs), len(runs))
     if progress:
-        sizes = sorted({records_of(s) for s in scenarios})
+        sizes = sorted({s.length for s in scenarios})
         span = f"{sizes[0]}–{sizes[-1]}" if len(sizes) > 1 else f"{sizes[0]}"
         print(f"kafkasim: {study}: predicting {len(runs)} runs ({span} records each) on {jobs} "
               f"process{'es' if jobs > 1 else ''}...", file=progress, flush=True)
     with simulator(jobs, partial(prediction, throughput=spec.get("throughput", "steady"))) as run_all:
         for i, (run, s, length, predicted) in enumerate(zip(runs, scenarios, lengths, run_all(scenarios)), 1):
             if progress:
-                print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {records_of(s)} records)",
+                print(f"kafkasim: {study}: {run['id']} done ({i}/{len(runs)}, {s.length} records)",
                       file=progress, flush=True)
             target = float(s.workload.throughput * s.producers) if s.workload.throughput > 0 else None
             out.rows.append(Row(str(run["id"]), run["label"], run.get("role", "prediction"), run["published"],
