@@ -38,7 +38,12 @@ def _is_scenario(path: str, mtime_ns: int) -> bool:
         keys = parse_yaml(Path(path).read_text(), path)
     except (ScenarioError, OSError, UnicodeDecodeError):
         return False
-    return bool(keys) and all(k in FIELDS for k in keys)
+    try:
+        for key in keys:
+            check_key(key)
+    except ScenarioError:
+        return False
+    return bool(keys)
 
 
 def default_example() -> str:

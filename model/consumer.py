@@ -70,7 +70,7 @@ class KafkaConsumer:
 
     def __init__(self, env: simpy.Environment, name: str, group: int, partitions: list[int], cluster,
                  machine: ClientMachine, costs: ConsumerCosts, settings, one_way: float, join: float,
-                 producing: simpy.Event, connection: int = 0):
+                 producing: simpy.Event, connection: int = 0, limit: int = 0):
         self.env = env
         self.name = name
         self.group = group
@@ -85,6 +85,7 @@ class KafkaConsumer:
         self.one_way = one_way
         self.join = join
         self.producing = producing
+        self.limit = limit                        # records to read before stopping (0: until caught up)
         self.connection = connection              # its index among a broker's connections: its network thread
         self.leaders: dict[int, list[int]] = {}
         for p in partitions:
@@ -111,6 +112,8 @@ class KafkaConsumer:
         self.process = env.process(self.run())
 
     def caught_up(self) -> bool:
+        if self.limit and self.consumed >= self.limit:
+            return True
         return (self.producing.triggered and not self.buffered
                 and all(self.position[p] >= len(self.log[p].sizes) for p in self.partitions))
 
@@ -266,5 +269,5 @@ def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
             for b in {cluster.leaders[p] for p in partitions}:
                 cluster.nic_out[b].users += 1      # its responses share the broker's NIC out
             out.append(KafkaConsumer(env, name, g, partitions, cluster, machine, costs, s.consumer, one_way, join,
-                                     producing, s.producers + len(out)))
+                                     producing, s.producers + len(out), c.messages))
     return out

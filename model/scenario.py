@@ -123,6 +123,7 @@ class ConsumersConfig:
     prefilled_records: int
     app_record_us: float
     start: str = "with-producers"
+    messages: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,9 @@ class Scenario:
         producers, the records the consumers find in the topic."""
         w = self.workload
         if not self.producers:
-            return self.replace(**{"consumers.prefilled_records": records})
+            c = self.consumers
+            return self.replace(**{"consumers.prefilled_records": records,
+                                   "consumers.messages": c.messages * records // max(1, c.prefilled_records)})
         return self.replace(**{"workload.records": records,
                                "workload.warmup_records": w.warmup_records * records // max(1, w.records)})
 
@@ -330,7 +333,7 @@ def _build(v: dict[str, Any], hardware: Hardware, given: dict[str, Any]) -> Scen
         network=NetworkConfig(v["network.rtt_ms"], v["network.bandwidth_mbit"], v["network.proxy"]),
         hardware=hardware,
         consumers=ConsumersConfig(v["consumers.groups"], v["consumers.instances"], v["consumers.prefilled_records"],
-                                  v["consumers.app_record_us"], v["consumers.start"]),
+                                  v["consumers.app_record_us"], v["consumers.start"], v["consumers.messages"]),
         consumer=section(ConsumerConfig, "consumer"),
         max_sim_seconds=v["model.max_sim_seconds"],
         max_chunk=v["model.max_chunk"],
@@ -359,6 +362,10 @@ def _cross_check(s: Scenario) -> None:
          "producers=0 needs consumers.groups > 0: a run with neither does nothing"),
         (s.producers > 0 or s.consumers.prefilled_records > 0,
          "producers=0 needs consumers.prefilled_records > 0: the consumers would have nothing to read"),
+        (s.producers > 0 or s.consumers.messages <= s.consumers.prefilled_records // s.consumers.instances,
+         f"consumers.messages={s.consumers.messages} is more than an instance's share of the "
+         f"{s.consumers.prefilled_records} prefilled records with no producers; allowed: 0 to "
+         f"{s.consumers.prefilled_records // s.consumers.instances}"),
         (s.workload.records > 0 or s.workload.seconds > 0,
          "workload.records=0 needs workload.seconds > 0: the run must end somewhere"),
         (s.workload.warmup_records < s.workload.records or s.workload.records == 0,

@@ -140,6 +140,9 @@ FIELDS: dict[str, Field] = {
     "consumers.prefilled_records": Field(int, 0, "Records the topic holds before the run, in full batches over its "
                                          "partitions: what a catch-up read (auto.offset.reset=earliest) starts "
                                          "with.", 0, 10**10),
+    "consumers.messages": Field(int, 0, "Records each consumer instance reads before it stops "
+                                "(kafka-consumer-perf-test --num-records; 0 = all the topic holds and the producers "
+                                "write).", 0, 10**10),
     "consumers.app_record_us": Field(float, 0.0, "The application's own CPU per record between polls "
                                      "(kafka-consumer-perf-test: ≈ 0).", 0, 10**7),
     "consumers.start": Field(("with-producers", "before-producers"), "with-producers", "When the groups join: as "

@@ -371,6 +371,12 @@ def test_a_file_that_is_not_a_scenario_is_one_line_error():
     assert "snapshots/kontur-2020-I" not in ui_scenario.example_names()
 
 
+def test_every_example_scenario_is_offered_one_brokers_own_hardware_included():
+    """kip-794's and slow-broker's examples give one broker hardware of its own (hardware.brokers.<id>.<key>)."""
+    names = ui_scenario.example_names()
+    assert {"slow-broker", "kip-794/1-old-default", "dcos-2018/1-baseline"} <= set(names)
+
+
 def test_without_examples_the_app_starts_from_the_field_defaults(monkeypatch, tmp_path):
     monkeypatch.setattr(ui_scenario, "EXAMPLES_DIR", tmp_path / "missing")
     assert ui_scenario.example_names() == []

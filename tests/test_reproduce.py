@@ -42,7 +42,7 @@ KNOWN_MISSES = {
         "locks, sets their pace in the model, so more partitions change nothing it can resolve; the check passed "
         "by chance with the NICs first come, first served (405.2k, 409.3k, 414.7k)",
     ("kontur-2020", "XI → XII: own partitions per thread beat round-robin"):
-        "both runs meet their 500k target in the model (502.5k and 501.4k records/s; published 421.6k and 500.0k): "
+        "both runs meet their 500k target in the model (504.3k and 501.4k records/s; published 421.6k and 500.0k): "
         "it misses what 2.2's round-robin costs in send() (see KONTUR_MISSES' XI); the check passed by 0.04 % with "
         "the NICs first come, first served",
     ("linkedin-2014", "sync replication carries at most 3/4 of async"):
@@ -53,11 +53,18 @@ KNOWN_MISSES = {
         "candidate the model leaves out). A broker of today does not halve one producer either: on three local "
         "Kafka 4.3.1 nodes (validation/data/local-acks-2026-11-28-s33.jsonl, docs/fidelity.md) acks=all kept 86 % "
         "of acks=1 with 64000-B batches and 89 % with 8196-B ones, the model 95 % and 100 %",
+    ("dcos-2018", "the upper range (200000 B, linger 100) carries at most 5/6 of the lower"):
+        "the model gives the upper range (linger.ms 100) 335.2k records/s and the lower (10 ms) 307.4k, where the "
+        "source measured 233.6k and 342.9k: on half a core the model's producer is CPU-bound either way, and longer "
+        "lingering only makes its requests fewer. What slowed the 2018 run is not stated; the source's figures are "
+        "whole runs, each fresh JVM's start included, which the model leaves out (generic-server has no JIT or GC "
+        "costs), and a JVM holding 100 ms of records collects more (measured here: ≈ 1.7 us a second for each "
+        "record held, a tenth of half a core at 30k records held)",
 }
 
 # Kontur run -> why the model misses its 15 % today.
 KONTUR_MISSES: dict[str, str] = {
-    "XI": "the model's XI meets its 500k target (502.5k records/s steady, +19 %; published 421.6k): 4.9 us in "
+    "XI": "the model's XI meets its 500k target (504.3k records/s steady, +20 %; published 421.6k): 4.9 us in "
           "send() where the talk measured 6.2 (XII 4.4, 4.5). 2.2's round-robin sends each record to the next of "
           "18 partitions, so most appends take a deque lock another thread took last, but that time under 18 "
           "separate locks only shortens the threads' wait at the producer-wide lock, which sets the pace. On a "
@@ -108,7 +115,7 @@ def test_kontur_throughput_within_15_percent(reproduced, run):
 
 
 @pytest.mark.parametrize("study,run", [("vm-2core", "03"), ("vm-2core", "11"), ("localhost", "1"),
-                                       ("kontur-2020", "I"), ("linkedin-2014", "1")])
+                                       ("kontur-2020", "I"), ("linkedin-2014", "1"), ("dcos-2018", "1")])
 def test_calibration_runs_stay_calibrated(reproduced, study, run):
     """The runs a profile was set from must stay within 10 %: a model change that moves them needs a new profile."""
     row = reproduced(study).row(run)
@@ -116,11 +123,17 @@ def test_calibration_runs_stay_calibrated(reproduced, study, run):
     assert abs(row.error()) <= 0.10, f"{study} {run}: {row.error():+.1%}"
 
 
-def test_linkedin_predictions_median_error_within_25_percent(reproduced):
+@pytest.mark.parametrize("study", ["linkedin-2014", "dcos-2018"])
+def test_multi_host_predictions_median_error_within_25_percent(reproduced, study):
     """The issue's target for a multi-host study predicted from its stated hardware: the median throughput error of
-    the runs not calibrated on within 25 % (three producers over 1 GbE only with the NICs shared per flow)."""
-    errors = sorted(abs(r.error()) for r in reproduced("linkedin-2014").rows if r.role == "prediction")
+    the runs not calibrated on within 25 %."""
+    errors = sorted(abs(r.error()) for r in reproduced(study).rows if r.role == "prediction")
     assert errors[len(errors) // 2] <= 0.25, errors
+
+
+def test_linkedins_three_producers_share_their_nics(reproduced):
+    """Three producers over 1 GbE come within 25 % only with the NICs shared per flow (first come, first served:
+    −57 %)."""
     assert abs(reproduced("linkedin-2014").row("4").error()) <= 0.25
 
 

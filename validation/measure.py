@@ -315,9 +315,9 @@ class Measurer:
         """kafka-consumer-perf-test reading the whole topic in a group of its own, its threads' CPU read: one
         process per instance, side by side, each reading its share (the fill gave every partition as many
         records, and each instance as many partitions)."""
-        n, instances = sc.consumers.prefilled_records, sc.consumers.instances
-        group = f"kafkasim-{key[:8]}-{repeat}"
-        cmds = [consumerperf.argv(self.lib, sc, target, topic, n // instances, group) for _ in range(instances)]
+        instances, group = sc.consumers.instances, f"kafkasim-{key[:8]}-{repeat}"
+        n = instances * (each := sc.consumers.messages or sc.consumers.prefilled_records // instances)
+        cmds = [consumerperf.argv(self.lib, sc, target, topic, each, group) for _ in range(instances)]
         record, outs = self._client_run(config, sc, settings, key, version, target, repeat, cmds, n)
         parsed = [consumerperf.parse(out.stdout) for out in outs]
         result = consumerperf.group_result(parsed)

@@ -32,7 +32,7 @@ from kafkasim.model.scenario import load_scenario
 
 PUBLISHED_DIR = Path(__file__).parent / "published"
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-STUDIES = ("kontur-2020", "vm-2core", "localhost", "kip-794", "linkedin-2014")
+STUDIES = ("kontur-2020", "vm-2core", "localhost", "kip-794", "linkedin-2014", "dcos-2018")
 MET = 0.97                   # the verdict's own "target met" mark (model/verdict.py)
 FORMATS = ("text", "json", "markdown")
 # What a study's published rates are compared with: the model's steady rate (a source's mean rate over a long run),
