@@ -26,7 +26,8 @@ import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import BATCH_HEADER_BYTES, record_bytes
-from kafkasim.model.host import ClientHosts, ClientMachine, transfer
+from kafkasim.model.host import ClientHosts, ClientMachine
+from kafkasim.model.pipes import transfer
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.producer import compression_ratio, one_way_seconds
 from kafkasim.model.scenario_fields import tls_seconds

@@ -9,7 +9,8 @@ import numpy as np
 import simpy
 
 from kafkasim.model.accumulator import ProducerBatch
-from kafkasim.model.host import Pipe, call_at, transfer, trigger_at
+from kafkasim.model.host import call_at, trigger_at
+from kafkasim.model.pipes import Pipe, transfer
 
 REQUEST_HEADER_BYTES = 80        # request header + produce request fields (acks, timeout, topic name)
 PARTITION_HEADER_BYTES = 12      # per partition entry: index + records length

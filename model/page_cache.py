@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from kafkasim.model.host import Pipe
+from kafkasim.model.pipes import Pipe
 
 
 class PageCache:

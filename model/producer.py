@@ -9,7 +9,8 @@ import simpy
 from kafkasim.model import clients, codec_levels
 from kafkasim.model.accumulator import RecordAccumulator
 from kafkasim.model.buffer_pool import BufferPool
-from kafkasim.model.host import ClientMachine, ContendedLock, Pipe, Slots
+from kafkasim.model.host import ClientMachine, ContendedLock, Slots
+from kafkasim.model.pipes import Pipe
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.network import Connection
 from kafkasim.model.partitioner import PerRecordPartitioner, make_partitioner

@@ -15,7 +15,7 @@ from typing import Generator
 import numpy as np
 import simpy
 
-from kafkasim.model.host import transfer
+from kafkasim.model.pipes import transfer
 
 FETCH_REQUEST_BYTES = 100          # a fetch request with one partition; + 30 per extra partition
 FETCH_PARTITION_BYTES = 30

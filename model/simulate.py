@@ -18,7 +18,8 @@ import simpy
 from kafkasim.model.accumulator import record_bytes
 from kafkasim.model.broker import Broker, BrokerCosts
 from kafkasim.model.consumer import consumer_groups, prefill
-from kafkasim.model.host import ClientHosts, Host, Pipe, add_background
+from kafkasim.model.host import ClientHosts, Host, add_background
+from kafkasim.model.pipes import Pipe
 from kafkasim.model.page_cache import PageCache
 from kafkasim.model.producer import MBIT, KafkaProducer
 from kafkasim.model.records import Records

@@ -7,7 +7,7 @@ cost, so the brokers' CPU saturates well before the producer does.
 import pytest
 
 from conftest import cached, capture, example, scenario
-from kafkasim.model.host import Pipe, transfer
+from kafkasim.model.pipes import Pipe, transfer
 
 ACKS_BASE = {"client.version": "2.2", "producer.enable.idempotence": False, "workload.records": 300,
              "workload.throughput": 200, "producer.linger.ms": 0, "topic.partitions": 3,

@@ -20,7 +20,8 @@ import pytest
 import simpy
 
 from kafkasim.model.broker import Broker, BrokerCosts
-from kafkasim.model.host import Host, Pipe
+from kafkasim.model.host import Host
+from kafkasim.model.pipes import Pipe
 from kafkasim.model.page_cache import PageCache
 
 from conftest import capture, example, run, scenario

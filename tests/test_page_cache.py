@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkasim.model.host import Pipe
+from kafkasim.model.pipes import Pipe
 from kafkasim.model.page_cache import PageCache
 
 from conftest import capture, scenario
