@@ -193,17 +193,26 @@ class Cores(Slots):
 class Host:
     """A machine with `cores` cores (0 = one per thread, never contended). Tracks busy core-seconds."""
 
-    STEADY_COUNTERS = ("busy_seconds", "wait_seconds")
+    STEADY_COUNTERS = ("busy_seconds", "wait_seconds", "throttled_seconds")
 
-    def __init__(self, env: simpy.Environment, name: str, cores: int):
+    def __init__(self, env: simpy.Environment, name: str, cores: int, limit: float = 0.0, period: float = 0.1):
         self.env = env
         self.name = name
         self.cores = cores
+        self.limit = limit            # cores' worth of CPU its threads may use together (a CFS quota), 0: none
+        self.period = period          # the quota's period
+        self.period_start, self.quota_used = -1.0, 0.0
+        self.throttled_seconds = 0.0  # thread-seconds spent waiting for the next period's quota
         self.threads = 0              # threads that run work here, counted while the run is wired
         self.passing = 0              # threads busy only for a while (JIT compilers): they contend, not crowd
         self.cpu: Cores | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
+
+    @property
+    def capacity(self) -> float:
+        """The cores' worth of CPU its threads can use: its cores, or its CPU limit if that is less."""
+        return min(self.cores, self.limit) if self.limit else self.cores
 
     @property
     def crowding(self) -> float:
@@ -219,9 +228,9 @@ class Host:
             self.cpu = Cores(self.env, self.cores)
 
     def uncontended(self, gil: Slots | None = None) -> bool:
-        """Nothing can make work here wait: the host has a core for every thread, and no GIL is in the way. Work
-        is then a plain timeout (or owed arithmetic), the fast paths' common condition."""
-        return self.cpu is None and gil is None
+        """Nothing can make work here wait: the host has a core for every thread, no CPU limit and no GIL is in
+        the way. Work is then a plain timeout (or owed arithmetic), the fast paths' common condition."""
+        return self.cpu is None and gil is None and not self.limit
 
     def acquire(self, gil: Slots | None = None) -> Generator:
         """Wait for a core (and, for a Python client, its GIL); returns a token for release()."""
@@ -261,8 +270,31 @@ class Host:
         while seconds > 0:
             step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
             held = yield from self.acquire(gil)
-            yield self.env.timeout(step)
+            if self.limit:
+                yield from self.spend(step)
+            else:
+                yield self.env.timeout(step)
             yield from self.release(held, step)
+            seconds -= step
+
+    def spend(self, seconds: float) -> Generator:
+        """`seconds` of CPU on a core the thread holds. Under a CPU limit (Linux's CFS quota, a container's or a
+        task's limit) the host's threads together get limit × period of CPU each period; once it is spent they
+        wait for the next period (throttled)."""
+        env, period = self.env, self.period
+        while seconds > 1e-12:        # (what float sums leave over is no work)
+            now = env.now
+            start = math.floor(now / period + 1e-9) * period      # (a wait that ends on the boundary is past it)
+            if start != self.period_start:
+                self.period_start, self.quota_used = start, 0.0
+            left = self.limit * period - self.quota_used
+            if left <= 1e-12:
+                self.throttled_seconds += start + period - now
+                yield env.timeout(start + period - now)
+                continue
+            step = min(seconds, left, start + period - now)
+            self.quota_used += step
+            yield env.timeout(step)
             seconds -= step
 
 
@@ -375,7 +407,10 @@ class ContendedLock:
         if on_acquire is not None:
             on_acquire(env.now, per_record)
         held = records * per_record
-        yield env.timeout(held)
+        if host is not None and host.limit:
+            yield from host.spend(held)
+        else:
+            yield env.timeout(held)
         if self.contention and lock.queue:
             # Java locks per record: a thread that starts waiting during this chunk slows each record after
             # it arrived, not only the ones after the next acquisition (else chunks hide contention).
@@ -409,8 +444,9 @@ class ClientHosts:
     share (cluster.client_hosts)."""
 
     def __init__(self, env: simpy.Environment, count: int, cores: int, background: float, nic_bytes_per_second: float,
-                 shared: Host | None):
+                 shared: Host | None, limit: float = 0.0, period: float = 0.1):
         self.env, self.count, self.cores, self.background = env, count, cores, background
+        self.limit, self.period = limit, period     # each host's CPU limit (hardware.client_cpu_limit)
         self.rate, self.shared = nic_bytes_per_second, shared
         self.machines: list[ClientMachine] = []
         self.asked = 0
@@ -421,7 +457,8 @@ class ClientHosts:
             return self.machines[k % self.count]
         if self.count:
             name = f"client-host-{k}"
-        host = self.shared or add_background(Host(self.env, name, self.cores), self.background)
+        host = self.shared or add_background(Host(self.env, name, self.cores, self.limit, self.period),
+                                             self.background)
         machine = ClientMachine(host, Pipe(f"{name} NIC out", self.rate), Pipe(f"{name} NIC in", self.rate))
         if self.count:
             self.machines.append(machine)

@@ -386,7 +386,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     if not hosts:
         hosts = {id(h): h for h in (producer.host for producer in producers)}
         hosts.update({id(h): h for h in cluster.hosts})
-    cpu = [h.busy_seconds / (elapsed * h.cores) for h in hosts.values() if h.cores > 0]
+    cpu = [h.busy_seconds / (elapsed * h.capacity) for h in hosts.values() if h.cores > 0]
     if cpu:
         util["shared cpu" if shared_host else "host cpu"] = max(cpu)
     lat = metrics["request-latency-avg"]
@@ -422,7 +422,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "broker network-threads": "the brokers' network processor threads are saturated",
         "broker disk": "the brokers' disks cannot keep up with the page cache",
         "shared cpu": f"{shared_host.cores if shared_host else 0} cores shared by clients and brokers are busy",
-        "host cpu": "a host's cores are all busy",
+        "host cpu": "a host's cores (or its client_cpu_limit) are all busy",
     }
     return util, evidence
 

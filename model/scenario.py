@@ -355,6 +355,9 @@ def _cross_check(s: Scenario) -> None:
         (not p.enable_idempotence or p.max_in_flight <= 5,
          f"producer.enable.idempotence=true needs max.in.flight.requests.per.connection ≤ 5, "
          f"not {p.max_in_flight}"),
+        (not s.hardware["client_cpu_limit"] or not (s.hardware["colocated_cores"] or s.hardware["background_cores"]),
+         f"hardware.client_cpu_limit={s.hardware['client_cpu_limit']} limits the clients' own hosts: it needs "
+         f"hardware.colocated_cores=0 and hardware.background_cores=0 (others' load would spend its quota)"),
         (s.cluster.client_hosts == 0 or s.hardware["colocated_cores"] == 0,
          f"cluster.client_hosts={s.cluster.client_hosts} needs clients apart from the brokers, not "
          f"hardware.colocated_cores={s.hardware['colocated_cores']} (every process on one host)"),

@@ -179,7 +179,7 @@ class Simulation:
         link_cap = [Pipe("network cap out", s.network.bandwidth_mbit * MBIT),
                     Pipe("network cap back", s.network.bandwidth_mbit * MBIT)] if s.network.bandwidth_mbit else None
         clients = ClientHosts(env, s.cluster.client_hosts, hw["client_cores"], hw["background_cores"],
-                              hw["nic_mbit"] * MBIT, self.shared)
+                              hw["nic_mbit"] * MBIT, self.shared, hw["client_cpu_limit"], hw["cpu_period_ms"] / 1000)
         self.producers = [KafkaProducer(env, s, k, records, self.cluster, clients.next(f"client-{k}"), rng, link_cap)
                           for k in range(s.producers)]
         stop_workers = env.all_of([wk.process for producer in self.producers for wk in producer.workers])

@@ -43,3 +43,12 @@ def test_client_hosts_need_clients_apart_from_the_brokers():
     with pytest.raises(ScenarioError, match=r"^cluster.client_hosts=2 needs clients apart from the brokers, not "
                                             r"hardware.colocated_cores=2 \(every process on one host\)$"):
         scenario({"cluster.client_hosts": 2, "hardware.colocated_cores": 2})
+
+
+@pytest.mark.parametrize("other", ["hardware.colocated_cores", "hardware.background_cores"])
+def test_a_cpu_limit_needs_client_hosts_of_their_own_is_one_line(other):
+    with pytest.raises(ScenarioError, match=r"^hardware.client_cpu_limit=0.5 limits the clients' own hosts: it needs "
+                                            r"hardware.colocated_cores=0 and hardware.background_cores=0 \(others' "
+                                            r"load would spend its quota\)$"):
+        scenario({"hardware.client_cpu_limit": 0.5, other: 2})
+

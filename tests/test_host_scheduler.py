@@ -85,3 +85,26 @@ def test_preempted_work_ends_later_and_no_cpu_is_made_or_lost():
     assert host.busy_seconds == pytest.approx(work, rel=1e-9)
     assert all(took >= w - 1e-12 for w, took in pieces)
     assert env.now >= work / 2
+
+
+# --- a CPU limit (hardware.client_cpu_limit: Linux's CFS quota) ----------------------------------------------------
+
+@pytest.mark.parametrize("threads,cores", [(1, 1), (2, 2), (2, 1)])
+def test_a_cpu_limit_gives_its_threads_together_limit_times_period_each_period(threads, cores):
+    """Half a core, 100 ms periods: a second of CPU, however many threads share it, takes 20 periods — the threads
+    run until the period's 50 ms are spent (on two cores in 25 ms), then all wait for the next period."""
+    env = simpy.Environment()
+    host = Host(env, "client", cores, limit=0.5, period=0.1)
+    host.add_threads(threads)
+    ends = []
+
+    def work():
+        yield from host.run(1.0 / threads)
+        ends.append(env.now)
+
+    for _ in range(threads):
+        env.process(work())
+    env.run()
+    assert max(ends) == pytest.approx(1.9 + 0.05 / min(threads, cores), abs=SLICE)   # (booked a piece at a time)
+    assert host.busy_seconds == pytest.approx(1.0)
+    assert host.capacity == 0.5 and not host.uncontended()
