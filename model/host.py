@@ -270,10 +270,7 @@ class Host:
         while seconds > 0:
             step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
             held = yield from self.acquire(gil)
-            if self.limit:
-                yield from self.spend(step)
-            else:
-                yield self.env.timeout(step)
+            yield from self.spend(step)
             yield from self.release(held, step)
             seconds -= step
 
@@ -282,6 +279,9 @@ class Host:
         task's limit) the host's threads together get limit × period of CPU each period; once it is spent they
         wait for the next period (throttled)."""
         env, period = self.env, self.period
+        if not self.limit:
+            yield env.timeout(seconds)
+            return
         while seconds > 1e-12:        # (what float sums leave over is no work)
             now = env.now
             start = math.floor(now / period + 1e-9) * period      # (a wait that ends on the boundary is past it)
@@ -407,7 +407,7 @@ class ContendedLock:
         if on_acquire is not None:
             on_acquire(env.now, per_record)
         held = records * per_record
-        if host is not None and host.limit:
+        if host is not None:
             yield from host.spend(held)
         else:
             yield env.timeout(held)
