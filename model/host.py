@@ -277,11 +277,11 @@ class Host:
     def spend(self, seconds: float) -> Generator:
         """`seconds` of CPU on a core the thread holds. Under a CPU limit (Linux's CFS quota, a container's or a
         task's limit) the host's threads together get limit × period of CPU each period; once it is spent they
-        wait for the next period (throttled)."""
-        env, period = self.env, self.period
+        wait for the next period (throttled). Returns that wait."""
+        env, period, throttled = self.env, self.period, 0.0
         if not self.limit:
             yield env.timeout(seconds)
-            return
+            return throttled
         while seconds > 1e-12:        # (what float sums leave over is no work)
             now = env.now
             start = math.floor(now / period + 1e-9) * period      # (a wait that ends on the boundary is past it)
@@ -289,13 +289,15 @@ class Host:
                 self.period_start, self.quota_used = start, 0.0
             left = self.limit * period - self.quota_used
             if left <= 1e-12:
-                self.throttled_seconds += start + period - now
+                throttled += start + period - now
                 yield env.timeout(start + period - now)
                 continue
             step = min(seconds, left, start + period - now)
             self.quota_used += step
             yield env.timeout(step)
             seconds -= step
+        self.throttled_seconds += throttled
+        return throttled
 
 
 # A thread holds a crowded core for at most this much CPU before the threads waiting get their turn: Linux's base
@@ -408,7 +410,7 @@ class ContendedLock:
             on_acquire(env.now, per_record)
         held = records * per_record
         if host is not None:
-            yield from host.spend(held)
+            core_wait += yield from host.spend(held)        # (a CPU limit's wait holds the lock too)
         else:
             yield env.timeout(held)
         if self.contention and lock.queue:

@@ -349,7 +349,7 @@ class WorkerThread:
         held = yield from self.host.acquire()
         self.core_wait_seconds += self.env.now - asked
         self._append(parts, i, k, self.env.now + total / k, total / k)
-        yield from self.host.spend(total)
+        self.core_wait_seconds += yield from self.host.spend(total)
         self.core_wait_seconds += yield from self.host.release(held, total)
         if self.gil_held and self.gil.queue and self.env.now - self.gil.queue[0].asked_at >= GIL_SWITCH:
             self._drop_gil()

@@ -179,6 +179,7 @@ def test_half_a_core_as_a_cpu_limit_halves_a_cpu_bound_producer(version):
     whole, half = one_core(version, 1), one_core(version, 1, limit=0.5)
     assert 0.35 < rate(half) / rate(whole) < 0.65, (rate(half), rate(whole))
     assert half.utilisation["host cpu"] > 0.9
+    assert half.verdict["bottleneck"] == "host cpu"       # (send() waits out the quota: the CPU, not the thread)
 
 
 # --- the perf tool's latency is the accumulator backlog (DESIGN behaviour 7) ----------------------------------
