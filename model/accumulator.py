@@ -235,17 +235,17 @@ class RecordAccumulator:
         self.deques[partition].append(batch)
         return batch
 
-    def fit(self, parts, n: int, sizes: np.ndarray | None) -> tuple[int, ProducerBatch | None]:
+    def fit(self, parts, n: int, sizes: np.ndarray | None, groups=None) -> tuple[int, ProducerBatch | None]:
         """How many of a chunk's n records (`parts`: their partition, or each one's) fit in their partitions' open
         batches, and the batch the next record would find full (None if the chunk ends at a partition that has no
         batch yet). With several threads this is a plan: by the time the deque lock is held another thread may
-        have filled the batch."""
+        have filled the batch. `groups`: the chunk's partition_groups, if the caller has them."""
         if isinstance(parts, int):            # (the common case, without partition_groups)
             batch = self.open_batch(parts)
             room = 0 if batch is None else self.room(batch, n, sizes)
             return (room, batch) if room < n else (n, None)
         k, full = n, None
-        for p, positions in partition_groups(parts):
+        for p, positions in partition_groups(parts) if groups is None else groups:
             batch = self.open_batch(p)
             mine = n if positions is None else len(positions)
             theirs = None if sizes is None else (sizes if positions is None else sizes[positions])

@@ -168,9 +168,8 @@ class WorkerThread:
                         i += 1
                         self.sent = i
                         continue
-            if not isinstance(parts, int):
-                parts, cap = self._start_batches(parts, cap, i)
-            k, full = self.acc.fit(parts, cap, None if fixed is not None else sizes)
+            parts, cap, groups = self._start_batches(parts, cap, i)
+            k, full = self.acc.fit(parts, cap, None if fixed is not None else sizes, groups)
             if k == 0:
                 if full.reserved:
                     # Other threads' chunks fill it: their records come first, and the sticky partitioner moves on.
@@ -240,20 +239,22 @@ class WorkerThread:
     def _start_batch(self, partition: int, allocated: int) -> None:
         self.started(self.acc.new_batch(partition, allocated))
 
-    def _start_batches(self, parts: np.ndarray, cap: int, i: int) -> tuple[np.ndarray, int]:
+    def _start_batches(self, parts, cap: int, i: int) -> tuple:
         """Java's append starts a batch in each partition it finds without one, record by record: the chunk's
         partitions (one each a round-robin or keyed record goes to) get theirs now, while their memory is at hand;
         the chunk stops before the first partition whose batch would have to wait for memory. Returns the chunk's
-        partitions and records."""
-        acc, size = self.acc, self.records.size
-        starts = sorted((int(positions[0]), p) for p, positions in partition_groups(parts)
+        partitions, records and grouping for fit (None where it has one partition or was cut short)."""
+        if isinstance(parts, int):
+            return parts, cap, None
+        acc, size, groups = self.acc, self.records.size, partition_groups(parts)
+        starts = sorted((int(positions[0]), p) for p, positions in groups
                         if positions is not None and acc.open_batch(p) is None)
         for first, p in starts:
             allocated = max(acc.batch_size, int(size[self.first_id + i + first]))
             if not acc.pool.try_allocate(allocated):
-                return parts[:first], first
+                return parts[:first], first, None
             self._start_batch(p, allocated)
-        return parts, cap
+        return parts, cap, groups
 
     def _reserve(self, p: int, i: int, k: int) -> None:
         """Hold room in partition p's open batch for the chunk's k records until they are appended."""
