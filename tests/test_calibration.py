@@ -103,6 +103,20 @@ def test_load_observations_takes_medians_and_spread(tmp_path):
     assert obs.background_cores is None                       # not recorded: the fit assumes a quiet host
 
 
+def test_a_run_with_warm_up_records_is_compared_by_its_steady_state_line(tmp_path):
+    """The model leaves workload.warmup_records out of every figure; perf-test's total line keeps them (a fresh
+    JVM's start), its steady-state line does not: that line is the measurement (local-slow-broker, 2026-11-28)."""
+    total = {"records_per_sec": 29_950.0, "latency_avg_ms": 15.5, "latency_p50_ms": 21, "latency_p99_ms": 75}
+    steady = {"records_per_sec": 29_900.0, "latency_avg_ms": 14.7, "latency_p50_ms": 22, "latency_p99_ms": 36}
+    rows = [{"client": {"library": "java"}, "config_id": c, "ok": True, "scenario": {}, "result": total, **extra}
+            for c, extra in (("warm", {"steady_state": steady}), ("whole", {"steady_state": None}))]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    warm, whole = sorted(load_observations(path), key=lambda o: o.config_id != "warm")
+    assert warm.measured["p99_ms"] == 36 and warm.measured["records_per_sec"] == 29_900.0
+    assert whole.measured["p99_ms"] == 75 and whole.measured["avg_latency_ms"] == 15.5
+
+
 def test_the_workers_cpu_counts_from_the_producers_start_where_the_run_recorded_it(tmp_path):
     """Runs that store the threads' CPU at the producer's start give the worker's inside perf-test's window (the
     JVM's start-up before it left out); older runs give none, and predicted() gives the model's for comparison."""

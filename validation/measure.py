@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kafkasim.calibration.runs import perf_figures
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.scenario_fields import FIELDS, QUIET_AT_DEFAULT
 from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
@@ -448,7 +449,7 @@ def _asdict(total) -> dict | None:
 def _describe(record: dict) -> str:
     if not record["ok"]:
         return f"FAILED ({record['error']})"
-    r = record["result"]
+    r = perf_figures(record)
     if record.get("kind") == "consumer":
         return (f"{r['records_per_sec']:,.0f} rec/s read, {r['mb_per_sec']:.1f} MB/s, rebalance "
                 f"{r['rebalance_ms']:.0f} ms, fetch {r['fetch_ms']:.0f} ms ({record['seconds']:.1f} s)")
@@ -490,11 +491,10 @@ def summary(store: RunStore, key: str) -> str:
     runs = [r for r in store.records() if r.get("key") == key and r.get("ok")]
     if not runs:
         return "no successful runs"
-    tput = spread([r["result"]["records_per_sec"] for r in runs])
+    tput, avg, p99 = (spread([perf_figures(r).get(k, 0.0) for r in runs])
+                      for k in ("records_per_sec", "latency_avg_ms", "latency_p99_ms"))
     if runs[0].get("kind") == "consumer":
         return f"median {tput['median']:,.0f} rec/s read (range {tput['range_pct']:.0f} % of median, n={tput['n']})"
-    p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
-    avg = spread([r["result"]["latency_avg_ms"] for r in runs])
     return (f"median {tput['median']:,.0f} rec/s (range {tput['range_pct']:.0f} % of median, n={tput['n']}), "
             f"avg latency {avg['median']:.1f} ms (range {avg['range_pct'] or 0:.0f} %), "
             f"p99 {p99['median']:.0f} ms")

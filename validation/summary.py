@@ -5,6 +5,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from kafkasim.calibration.runs import perf_figures
 from kafkasim.validation.measure import brokers_us_per_record, spread
 from kafkasim.validation.store import RunStore
 
@@ -16,9 +17,8 @@ def table(path: Path) -> list[dict]:
             groups[(r["config_id"], r["client"]["library"], r["key"])].append(r)
     rows = []
     for (config_id, client, _), runs in groups.items():
-        tput = spread([r["result"]["records_per_sec"] for r in runs])
-        avg = spread([r["result"]["latency_avg_ms"] for r in runs])
-        p99 = spread([r["result"]["latency_p99_ms"] for r in runs])
+        tput, avg, p99 = (spread([perf_figures(r)[k] for r in runs])
+                          for k in ("records_per_sec", "latency_avg_ms", "latency_p99_ms"))
         brokers = [b for b in map(brokers_us_per_record, runs) if b is not None]
         rows.append({"config_id": config_id, "client": client, "role": runs[0].get("role"), "n": tput["n"],
                      "rec_per_sec": tput["median"], "tput_range_pct": tput["range_pct"], "tput_cv_pct": tput["cv_pct"],
