@@ -77,9 +77,14 @@ def host_costs(runs: list[dict]) -> tuple[dict[str, Cost], dict]:
     col = lambda key: np.array([c[key] for c in counts])                                           # noqa: E731
     costs: dict[str, Cost] = {}
 
+    # perf-test's own work before each send(): fresh random letters for the value (HostCosts times it alone); the
+    # client's costs are the sending thread's beyond it
+    fill_ns = float(alone.get("payload.fill_ns", 0.0))
+    if fill_ns:
+        costs["worker.payload_byte_ns"] = Cost(fill_ns, ALONE_SPREAD * fill_ns, len(produce))
     worker = {"worker.record_us": col("records"), "worker.byte_ns": col("record_bytes"),
               "worker.batch_us": col("batches"), **_codec_columns(produce, counts, "compression", "byte_ns")}
-    y = np.array([r["measured"]["worker_cpu_s"] for r in produce])
+    y = np.array([r["measured"]["worker_cpu_s"] for r in produce]) - 1e-9 * fill_ns * col("record_bytes")
     costs.update(regress(y, worker, _units(worker)))
 
     sender = {"sender.request_us": col("requests"), "sender.batch_us": col("batches"),

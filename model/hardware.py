@@ -64,6 +64,9 @@ HARDWARE_FIELDS: dict[str, Field] = {
                         "(building the record, a load generator's own loop): busy, but not in send().",
                         0, 10**6),
     "worker.byte_ns": _f(float, 0.2, "CPU per record byte copied into the batch.", 0, 10**6),
+    "worker.payload_byte_ns": _f(float, 0.0, "CPU per value byte perf-test spends drawing fresh random letters "
+                                 "before each send() (payload: random-letters only; calibrate host measures it "
+                                 "alone, ≈ 3 ns): the load generator's work, like worker.app_us.", 0, 10**6),
     "worker.batch_us": _f(float, 0.0, "CPU on the sending thread per batch it starts: sender.wakeup() and the "
                           "batch's set-up (measured here: ≈ 8 us, python -m kafkasim.validation.jit).",
                           0, 10**6),

@@ -42,6 +42,14 @@ def compress_seconds(s: Scenario, codec: str) -> float:
     return codec_levels.of(s, codec)[0] * s.hardware.seconds(f"compression.{codec}.byte_ns")
 
 
+def payload_seconds(s: Scenario, records: Records) -> float:
+    """perf-test's CPU a record drawing fresh random letters for its value, at the records' mean value size (none
+    for a value repeated, a file's records or an application's own)."""
+    if s.workload.payload != "random-letters" or not len(records.value_size):
+        return 0.0
+    return s.hardware.seconds("worker.payload_byte_ns") * float(np.mean(records.value_size))
+
+
 def one_way_seconds(s: Scenario) -> float:
     """Half the round trip between a client and a broker: the hosts', the scenario's added delay, and a proxy's."""
     proxy = s.hardware["proxy_ms"] if s.network.proxy else 0.0
@@ -124,7 +132,7 @@ class KafkaProducer:
             lock=hw.seconds("worker.lock_us"), metadata_lock=hw.seconds("worker.metadata_lock_us"),
             contention=hw.seconds("worker.contention_us"),
             metadata_contention=hw.seconds("worker.metadata_contention_us"),
-            transfer=hw.seconds("worker.transfer_us"), app=hw.seconds("worker.app_us"),
+            transfer=hw.seconds("worker.transfer_us"), app=hw.seconds("worker.app_us") + payload_seconds(s, records),
             batch=hw.seconds("worker.batch_us"),
             # waitOnMetadata: connect (TCP handshake), ApiVersions and Metadata are a round trip each
             first_send=((hw.seconds("worker.first_send_ms") + 6 * one_way_seconds(s))

@@ -195,6 +195,21 @@ def test_a_codec_costs_the_worker_at_least_and_the_leader_just_what_it_costs_alo
     assert notes["codecs_alone_ns"] == alone
 
 
+def test_perf_tests_random_letters_are_measured_alone_and_left_out_of_the_clients_cost_a_byte():
+    """perf-test draws fresh random letters before each send() on the same thread (≈ 3 ns a byte here, most of
+    what the worker's per-byte cost came to): HostCosts times it alone, and the client's worker.byte_ns is what the
+    thread spent beyond it (a value repeated, or an application's own, does not pay it)."""
+    runs = synthetic_runs(noise=0.0)
+    fill = 0.6 * TRUE["worker.byte_ns"]
+    for r in runs:
+        if "measured" in r and r["replicas"] == 1:
+            r["measured"]["worker_cpu_s"] += 1e-9 * fill * r["measured"]["records"] * r["size"]
+    costs, _ = host_costs(runs + [{"id": "codecs-alone", "codecs_alone": {"payload.fill_ns": fill}}])
+    assert costs["worker.payload_byte_ns"].value == fill
+    assert costs["worker.byte_ns"].value == pytest.approx(TRUE["worker.byte_ns"], rel=1e-3)
+    assert costs["worker.record_us"].value == pytest.approx(TRUE["worker.record_us"], rel=1e-3)
+
+
 def test_the_senders_cold_cpu_comes_by_time_and_gives_back_the_cold_runs_excess():
     """A fresh JVM's Sender spends a·(1 − e^(−t/τ)) CPU-s beyond its warm costs by time t (measured over four
     sessions' transfer runs: validation/reports/cold-sender-2026-11-27-s22/): calibrate host takes a from its cold
@@ -400,6 +415,7 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert [len(r["perf_test"]["consumer_reads"]) for r in runs if r["id"] == "perf-test-cold"] == [2, 0, 0]
     # each codec alone: gzip's compression is tens of ns a byte, never free
     assert profile["provenance"]["java"]["codecs_alone_ns"]["gzip.compress_ns"] > 1
+    assert java["worker.payload_byte_ns"] > 0.5      # perf-test's random letters, measured alone
     reads = [read for r in runs for read in r.get("consumed", [])]
     assert len(reads) == sum(len(r.consume) for r in MATRIX) and all(r["fetch-total"] > 0 for r in reads)
     assert java["consumer.fetch_us"] + java["consumer.record_us"] + java["consumer.byte_ns"] > 0

@@ -529,6 +529,35 @@ def test_a_compression_level_scales_the_codecs_cost_and_ratio_as_measured(codec,
                                                                   rel=0.01)
 
 
+@pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd", "snappy"])
+def test_one_value_repeated_costs_a_codec_what_it_measured_against_random_letters(codec):
+    """perf-test before 3.0 sent one value in every record (payload: repeated): the codecs run through it far
+    faster than through fresh random letters (model/codec_payloads.yaml, 2026-11-28, 1 KiB records: gzip 3.3
+    against 30.5 ns a byte, lz4 0.29×, zstd 0.40×, snappy 0.66×). The worker's time in send() moves by
+    (factor − 1) × the profile's cost per byte × the record's bytes."""
+    from kafkasim.model.codec_levels import factors
+
+    assert factors(codec, None, "random-letters") == (1.0, 1.0)
+    cost, ratio = factors(codec, None, "repeated")
+    assert cost < {"gzip": 0.2, "lz4": 0.5, "zstd": 0.6, "snappy": 0.8}[codec] and ratio == 1.0
+    flat = {**LEVELS, "producer.compression.type": codec}
+    fresh, repeated = cached(scenario(flat)), cached(scenario({**flat, "workload.payload": "repeated"}))
+    byte_ns = scenario(flat).hardware[f"compression.{codec}.byte_ns"]
+    moved = (repeated.worker_latency_us - fresh.worker_latency_us) * 1000
+    assert moved == pytest.approx((cost - 1) * byte_ns * RECORD, rel=0.1)
+
+
+def test_only_perf_tests_fresh_random_letters_cost_the_worker_their_drawing():
+    """worker.payload_byte_ns (calibrate host times perf-test's drawing alone): busy time outside send() for each
+    value byte with payload random-letters, none for a value repeated (perf-test before 3.0: live on half a core
+    here its baseline ran 25 % faster, validation/reports/dcos-halfcore-2026-11-28-s34/)."""
+    flat = {**LEVELS, "hardware.worker.payload_byte_ns": 3.0, "workload.throughput": 10000}
+    fresh, repeated = cached(scenario(flat)), cached(scenario({**flat, "workload.payload": "repeated"}))
+    busy = [r.utilisation["worker threads"] * r.simulated_seconds / r.records_sent for r in (fresh, repeated)]
+    assert busy[0] - busy[1] == pytest.approx(3e-9 * 1024, rel=0.05)
+    assert fresh.worker_latency_us == pytest.approx(repeated.worker_latency_us, rel=0.02)   # not inside send()
+
+
 def test_zstd_level_0_is_its_default_and_unmeasured_negative_levels_take_the_nearest():
     """libzstd reads level 0 as its default (3); a negative level between measured ones takes the nearest."""
     from kafkasim.model.codec_levels import factors

@@ -232,6 +232,13 @@ def test_a_java_scenarios_client_version_is_the_client_measured(tmp_path, monkey
     assert cp[:2] == [str(tmp_path / "cls"), str(tmp_path / "kafka-clients-2.2.2" / "lib" / "*")], cp
     assert not any(str(lib / "*") == entry for entry in cp)   # not the 4.3 client's classes as well
     assert compiled_with == [cp[1:]]
+    # perf-test before 3.0 sent one value in every record (payload: repeated): the threaded tool repeats it
+    repeated = old.replace(**{"workload.payload": "repeated"})
+    runners.check_supported(repeated, "java")
+    assert "--repeat-payload" in runners.argv("java", lib, repeated, target, "t", 1000)
+    assert "--repeat-payload" not in argv
+    with pytest.raises(UserError, match="workload.payload=repeated with kafka-python"):
+        runners.check_supported(repeated, "kafka-python")
 
 
 def test_summary_gives_the_brokers_cpu_a_record_of_each_configuration(tmp_path, capsys):

@@ -17,7 +17,7 @@ import org.apache.kafka.common.utils.ByteBufferOutputStream;
  * printed per codec, level and payload, after a warm-up that lets the JIT compile the Java half of each codec.
  *
  * Arguments: record size, batch size, seconds per level, text sample file, then codec:level ... (codec: gzip, lz4,
- * zstd, snappy). Output: one CSV line per codec, level and payload (random-letters, text). Runs with any Java
+ * zstd, snappy). Output: one CSV line per codec, level and payload (random-letters, text, repeated). Runs with any Java
  * client from 2.2 on: the codec streams are found by reflection, through Compression (3.8 on, KIP-390's levels) or
  * CompressionType (before, each codec at its one level: the level given is ignored).
  */
@@ -34,7 +34,7 @@ public class CodecLevels {
         for (int i = 4; i < args.length; i++) {
             String[] spec = args[i].split(":");
             Wrap compression = build(spec[0], Integer.parseInt(spec[1]));
-            for (String payload : new String[] {"random-letters", "text"}) {
+            for (String payload : new String[] {"random-letters", "text", "repeated"}) {
                 Records records = new Records(payload, text, recordSize);
                 measure(compression, records, batchSize, seconds / 3, cpu);     // warm-up, discarded
                 double[] result = measure(compression, records, batchSize, seconds, cpu);
@@ -91,7 +91,8 @@ public class CodecLevels {
         return new double[] {(double) used / in, (double) out / in};
     }
 
-    /** Record values as perf-test makes them (random capital letters, new for every record) or slices of a text. */
+    /** Record values as perf-test makes them (random capital letters, new for every record; repeated: the first
+     *  record's in every record, as perf-test before 3.0 sent) or slices of a text. */
     static final class Records {
         final int size;
         final byte[][] values = new byte[4096][];
@@ -101,6 +102,10 @@ public class CodecLevels {
             this.size = size;
             Random random = new Random(1);
             for (int i = 0; i < values.length; i++) {
+                if (i > 0 && payload.equals("repeated")) {
+                    values[i] = values[0];
+                    continue;
+                }
                 values[i] = new byte[size];
                 for (int j = 0; j < size; j++) {
                     values[i][j] = payload.equals("text") ? text[(i * size + j) % text.length]

@@ -413,7 +413,8 @@ public class HostCosts {
     /** Each codec's CPU per uncompressed byte alone on this thread, beyond an uncompressed batch's: building a batch
      *  of 64 records of 1000 random letters through the producer's codec stream ({codec}.compress_ns), and reading
      *  its records back as the leader's LogValidator does ({codec}.decompress_ns). The least of 4 timings of
-     *  0.08 s each after one of warm-up: the codec's own cost with the host to itself, a floor for its in-run cost. */
+     *  0.08 s each after one of warm-up: the codec's own cost with the host to itself, a floor for its in-run cost.
+     *  Also the random letters' own cost per byte (payload.fill_ns). */
     static Map<String, Object> codecs() throws Exception {
         SplittableRandom random = new SplittableRandom(7);
         byte[][] values = new byte[64][1000];
@@ -437,7 +438,24 @@ public class HostCosts {
             out.put(codec + ".compress_ns", Math.max(0.0, ns[0] - plain[0]));
             out.put(codec + ".decompress_ns", Math.max(0.0, ns[1] - plain[1]));
         }
+        out.put("payload.fill_ns", fillTime(values, random));
         return out;
+    }
+
+    /** CPU ns per byte of drawing fresh random letters into the records, as each measured send() is preceded by
+     *  (perf-test's own work, not the client's), the least of 4 timings of 0.08 s after one of warm-up. */
+    static double fillTime(byte[][] values, SplittableRandom random) {
+        double best = Double.MAX_VALUE;
+        for (int round = -1; round < 4; round++) {
+            long bytes = 0, start = THREADS.getCurrentThreadCpuTime(), end = start + 80_000_000L;
+            while (THREADS.getCurrentThreadCpuTime() < end)
+                for (byte[] v : values) {
+                    fill(v, random);
+                    bytes += v.length;
+                }
+            if (round >= 0) best = Math.min(best, (double) (THREADS.getCurrentThreadCpuTime() - start) / bytes);
+        }
+        return best;
     }
 
     /** {build, read} CPU ns per uncompressed byte of one batch with `compression`, the least of 4 timings. */

@@ -31,7 +31,8 @@ import org.apache.kafka.tools.ToolsUtils;
  * per-thread (explicit partitions t, t+N, t+2N, ... of thread t: it stays on one for a batch's worth of records,
  * their uncompressed size, then takes its next), round-robin (explicit partitions from one counter shared by the
  * threads, counter++ % partitions: what the Java client's DefaultPartitioner did for records without a key up to
- * 2.3); --partitions P (the topic's, for the explicit choices).
+ * 2.3); --partitions P (the topic's, for the explicit choices); --repeat-payload (each thread's first value in
+ * every record it sends, as ProducerPerformance did before 3.0).
  */
 public class ProducerThreads {
     static final int MAX_SAMPLES = 500_000;
@@ -79,7 +80,7 @@ public class ProducerThreads {
                                                                         System.currentTimeMillis());
                 long inSend = 0;
                 for (long i = 0; i < counts[id]; i++) {
-                    for (int j = 0; j < payload.length; j++)
+                    for (int j = 0; j < payload.length && (i == 0 || !a.repeatPayload); j++)
                         payload[j] = (byte) (random.nextInt(26) + 65);
                     Integer partition = null;
                     if (a.choice.equals("per-thread"))
@@ -226,7 +227,7 @@ public class ProducerThreads {
         int recordSize, threads = 1, partitions = 1;
         double throughput = -1;
         long reportingInterval = 5000;
-        boolean printMetrics;
+        boolean printMetrics, repeatPayload;   // --repeat-payload: one value in every record (perf-test before 3.0)
         List<String> commandProperties = new ArrayList<>();
 
         Args(String[] args) {
@@ -241,6 +242,7 @@ public class ProducerThreads {
                     case "--warmup-records": warmupRecords = Long.parseLong(args[++i]); break;
                     case "--command-config": commandConfig = args[++i]; break;
                     case "--print-metrics": printMetrics = true; break;
+                    case "--repeat-payload": repeatPayload = true; break;
                     case "--threads": threads = Integer.parseInt(args[++i]); break;
                     case "--partitions": partitions = Integer.parseInt(args[++i]); break;
                     case "--partition-choice": choice = args[++i]; break;

@@ -132,7 +132,9 @@ def check_supported(sc, client: str = "java") -> None:
          "0 (kafka-consumer-perf-test does no work of its own per record)"),
         (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
          "1 (its perf-test has one sending thread; the Java client's runs take several)"),
-        (w.payload != "random-letters", f"workload.payload={w.payload}", "random-letters (perf-test --record-size)"),
+        (w.payload not in ("random-letters", "repeated") or (w.payload == "repeated" and not java),
+         f"workload.payload={w.payload} with {client}",
+         "random-letters (perf-test --record-size), or repeated with the Java client"),
         (w.keys != 0 or w.key_size != 0, "workload.keys/key_size", "0 (perf-test sends null keys)"),
         (w.record_size_max != 0, f"workload.record_size_max={w.record_size_max}", "0 (fixed record size)"),
         (w.records <= 0, "workload.records=0 (a duration)", "a record count > 0"),
@@ -174,10 +176,11 @@ def argv(client: str, lib: Path | None, sc, target: Target, topic: str, records:
          warmup_records: int = 0) -> list[str]:
     args = perf_args(sc, target, topic, records, warmup_records)
     release = client_release(sc.client.version) if client == "java" else None
+    repeat = sc.workload.payload == "repeated"
     if client == "java" and (sc.threads > 1 or sc.workload.partition_choice != "partitioner"
-                             or release != KAFKA_VERSION):  # (ProducerPerformance needs the current client)
+                             or release != KAFKA_VERSION or repeat):  # (ProducerPerformance needs the current client)
         args += ["--threads", str(sc.threads), "--partition-choice", sc.workload.partition_choice,
-                 "--partitions", str(sc.topic.partitions)]
+                 "--partitions", str(sc.topic.partitions), *(["--repeat-payload"] if repeat else [])]
         jars = client_jars(lib, release)
         cmd = java_command(lib, THREADED_TOOL.stem, args, heap=CLIENT_HEAP, classes=compiled(lib, THREADED_TOOL, jars),
                            jars=jars)
