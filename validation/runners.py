@@ -132,7 +132,7 @@ def check_supported(sc, client: str = "java") -> None:
          "0 (kafka-consumer-perf-test does no work of its own per record)"),
         (sc.threads != 1 and not java, f"threads={sc.threads} with {client}",
          "1 (its perf-test has one sending thread; the Java client's runs take several)"),
-        (w.payload not in ("random-letters", "repeated") or (w.payload == "repeated" and not java),
+        (w.payload not in (("random-letters", "repeated") if java else ("random-letters",)),
          f"workload.payload={w.payload} with {client}",
          "random-letters (perf-test --record-size), or repeated with the Java client"),
         (w.keys != 0 or w.key_size != 0, "workload.keys/key_size", "0 (perf-test sends null keys)"),
