@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkasim.model.errors import UserError
 from kafkasim.model.scenario import load_scenario
 from kafkasim.validation import admin, perftest, runners
 from kafkasim.validation.cluster import Cluster
@@ -207,6 +208,31 @@ def test_several_threads_share_one_producer(broker, tmp_path):
     assert run["result"]["records"] == 20000 and run["worker_latency_us"] > 0
     assert " ProducerThreads " in run["command"] and "--threads 2" in run["command"]
     assert run["environment"]["cpu_during_run"]["client_threads"]["worker"] > 0   # its threads count as workers
+
+
+def test_a_clients_cpu_limit_is_applied_as_a_containers(broker, tmp_path):
+    """hardware.client_cpu_limit=0.3: perf-test runs in a cgroup with a quota of 30 ms every 100 ms, which it runs
+    out of in most periods; its CPU stays under the limit, and the cgroup goes with the run."""
+    from kafkasim.validation.cpulimit import CpuLimit
+    try:
+        CpuLimit(0.3, name="kafkasim-probe").close()
+    except UserError as exc:
+        pytest.skip(str(exc))
+    bootstrap = broker.state.bootstrap
+    scenario = tmp_path / "limited.yaml"
+    scenario.write_text(SCENARIO + "hardware: {colocated_cores: 0, background_cores: 0, client_cores: 1, "
+                                   "client_cpu_limit: 0.3}\n")
+    store = RunStore(tmp_path / "runs.jsonl")
+    Measurer(store, repeat=1, warmup_records=0).measure(Config(scenario, "java"), Target(bootstrap, bootstrap,
+                                                                                         brokers=1, managed=True))
+    [run] = store.records()
+    assert run["ok"], run["error"]
+    limit = run["environment"]["client_cpu_limit"]
+    assert limit["cores"] == 0.3 and limit["period_ms"] == 100.0, limit
+    assert limit["throttled_periods"] >= 0.5 * limit["periods"] > 0, limit
+    cpu = run["environment"]["cpu_during_run"]
+    assert cpu["client_cores"] <= 0.36, cpu             # (the quota, and a sampling's slack)
+    assert not [p for p in Path("/sys/fs/cgroup").rglob("kafkasim-client-*")]
 
 
 def test_an_older_java_client_is_the_one_measured(broker, tmp_path, monkeypatch):

@@ -9,7 +9,8 @@ from kafkasim.app import cli
 from kafkasim.model.hardware import load_profile
 from kafkasim.model.errors import UserError
 from kafkasim.validation.matrix import Matrix
-from kafkasim.validation.measure import Config, config_key, measured_settings, spread
+from kafkasim.validation.measure import Config, config_key, measured_settings
+from kafkasim.validation.summary import spread
 from kafkasim.validation.store import RunStore
 
 ROOT = Path(__file__).parent.parent
@@ -245,7 +246,7 @@ def test_summary_gives_the_brokers_cpu_a_record_of_each_configuration(tmp_path, 
     """brokers_us_per_record: what a run's brokers on this host took per record (None for a cluster elsewhere);
     the summary shows its lowest and highest run per configuration."""
     from kafkasim.validation import summary
-    from kafkasim.validation.measure import brokers_us_per_record
+    from kafkasim.validation.summary import brokers_us_per_record
 
     def run(repeat, cluster_cores, rate=400_000.0):
         return {"key": "k", "repeat": repeat, "ok": True, "config_id": "c", "client": {"library": "java"},

@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
-import statistics
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,12 +16,13 @@ from pathlib import Path
 from kafkasim.calibration.runs import perf_figures
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.scenario_fields import FIELDS, QUIET_AT_DEFAULT
-from kafkasim.validation import admin, consumerperf, environment, perftest, runners, tailconsumer
+from kafkasim.validation import admin, consumerperf, cpulimit, environment, perftest, runners, tailconsumer
 from kafkasim.validation.cluster import TUNED
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, ensure_kafka
 from kafkasim.validation.properties import read_properties, redact, secret_values
 from kafkasim.validation.runners import Target
 from kafkasim.validation.store import RunStore
+from kafkasim.validation.summary import brokers_us, brokers_us_per_record, configuration
 
 SCHEMA = 1
 # The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
@@ -344,7 +344,10 @@ class Measurer:
         env["host"] = self.host
         cpu = environment.CpuWatch()
         threads = environment.ThreadCpu() if config.client == "java" else None
-        outs = runners.run_group(cmds, runners.time_limit(sc, n), self._watcher(target, threads))
+        with cpulimit.of(sc) as quota:     # (hardware.client_cpu_limit: the client runs as in a container)
+            outs = runners.run_group(cmds, runners.time_limit(sc, n), self._watcher(target, threads),
+                                     quota and quota.enter)
+            env["client_cpu_limit"] = quota and quota.stats()
         seconds = max(out.seconds for out in outs)
         env["cpu_during_run"] = cpu.stop(seconds)
         if threads is not None and env["cpu_during_run"] is not None:
@@ -464,37 +467,12 @@ def _describe(record: dict) -> str:
             f"p99 {r['latency_p99_ms']} ms{in_send}{broker} ({record['seconds']:.1f} s{errors}{other})")
 
 
-def brokers_us(cpu: dict | None, seconds: float, records: int | None) -> float | None:
-    """The CPU the brokers took per record sent, in µs, from a CpuWatch reading, where they ran on this host (None
-    elsewhere): a cold broker, or one of its slow phases, shows here (0.5–0.7 µs warm on this project's machine,
-    1.0–2.0 otherwise)."""
-    if not cpu or not cpu.get("cluster_cores") or not records:
-        return None
-    return 1e6 * cpu["cluster_cores"] * seconds / records
-
-
-def brokers_us_per_record(record: dict) -> float | None:
-    """brokers_us() of a stored run."""
-    return brokers_us((record.get("environment") or {}).get("cpu_during_run"), record.get("seconds", 0.0),
-                      (record.get("result") or {}).get("records"))
-
-
-def spread(values: list[float]) -> dict:
-    """Median and run-to-run spread: (max − min) / median, and the coefficient of variation."""
-    med = statistics.median(values)
-    return {"n": len(values), "median": med, "min": min(values), "max": max(values),
-            "range_pct": 100 * (max(values) - min(values)) / med if med else None,
-            "cv_pct": 100 * statistics.pstdev(values) / statistics.mean(values) if len(values) > 1 and med else 0.0}
-
-
 def summary(store: RunStore, key: str) -> str:
     runs = [r for r in store.records() if r.get("key") == key and r.get("ok")]
     if not runs:
         return "no successful runs"
-    tput, avg, p99 = (spread([perf_figures(r).get(k, 0.0) for r in runs])
-                      for k in ("records_per_sec", "latency_avg_ms", "latency_p99_ms"))
+    row = configuration(runs)
     if runs[0].get("kind") == "consumer":
-        return f"median {tput['median']:,.0f} rec/s read (range {tput['range_pct']:.0f} % of median, n={tput['n']})"
-    return (f"median {tput['median']:,.0f} rec/s (range {tput['range_pct']:.0f} % of median, n={tput['n']}), "
-            f"avg latency {avg['median']:.1f} ms (range {avg['range_pct'] or 0:.0f} %), "
-            f"p99 {p99['median']:.0f} ms")
+        return f"median {row['rec_per_sec']:,.0f} rec/s read (range {row['tput_range_pct']:.0f} % of median, n={row['n']})"
+    return (f"median {row['rec_per_sec']:,.0f} rec/s (range {row['tput_range_pct']:.0f} % of median, n={row['n']}), "
+            f"avg latency {row['avg_ms']:.1f} ms (range {row['avg_range_pct'] or 0:.0f} %), p99 {row['p99_ms']:.0f} ms")

@@ -225,10 +225,12 @@ def run(cmd: list[str], timeout: float, watch: Callable[[int], object] | None = 
     return run_group([cmd], timeout, watch)[0]
 
 
-def run_group(cmds: list[list[str]], timeout: float, watch: Callable[[int], object] | None = None) -> list[RunOutput]:
+def run_group(cmds: list[list[str]], timeout: float, watch: Callable[[int], object] | None = None,
+              preexec: Callable[[], object] | None = None) -> list[RunOutput]:
     """Run clients side by side (a consumer group's instances), as run() runs one: watch(pid) for each while it
     runs; a timeout, a LiveError from the watcher or Ctrl-C stops them all. Each one's output, its seconds from the
-    common start to its own exit."""
+    common start to its own exit. preexec runs in each child before the client (e.g. joining a CPU limit's
+    cgroup)."""
     start = time.monotonic()
     with contextlib.ExitStack() as files:
         streams = [(files.enter_context(tempfile.TemporaryFile("w+")),
@@ -239,7 +241,7 @@ def run_group(cmds: list[list[str]], timeout: float, watch: Callable[[int], obje
         try:
             for cmd, (out, err) in zip(cmds, streams):     # (one that cannot start stops those started before it)
                 procs.append(subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, text=True,
-                                              start_new_session=True))
+                                              start_new_session=True, preexec_fn=preexec))
             while None in ended:
                 if time.monotonic() - start >= timeout:
                     timed_out = True

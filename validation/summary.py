@@ -1,13 +1,49 @@
 """Per-configuration medians and run-to-run spread of a run store:  python -m kafkasim.validation.summary FILE"""
 from __future__ import annotations
 
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from kafkasim.calibration.runs import perf_figures
-from kafkasim.validation.measure import brokers_us_per_record, spread
 from kafkasim.validation.store import RunStore
+
+
+def brokers_us(cpu: dict | None, seconds: float, records: int | None) -> float | None:
+    """The CPU the brokers took per record sent, in µs, from a CpuWatch reading, where they ran on this host (None
+    elsewhere): a cold broker, or one of its slow phases, shows here (0.5–0.7 µs warm on this project's machine,
+    1.0–2.0 otherwise)."""
+    if not cpu or not cpu.get("cluster_cores") or not records:
+        return None
+    return 1e6 * cpu["cluster_cores"] * seconds / records
+
+
+def brokers_us_per_record(record: dict) -> float | None:
+    """brokers_us() of a stored run."""
+    return brokers_us((record.get("environment") or {}).get("cpu_during_run"), record.get("seconds", 0.0),
+                      (record.get("result") or {}).get("records"))
+
+
+def spread(values: list[float]) -> dict:
+    """Median and run-to-run spread: (max − min) / median, and the coefficient of variation."""
+    med = statistics.median(values)
+    return {"n": len(values), "median": med, "min": min(values), "max": max(values),
+            "range_pct": 100 * (max(values) - min(values)) / med if med else None,
+            "cv_pct": 100 * statistics.pstdev(values) / statistics.mean(values) if len(values) > 1 and med else 0.0}
+
+
+
+def configuration(runs: list[dict]) -> dict:
+    """One configuration's successful runs: medians and run-to-run spreads of its figures."""
+    tput, avg, p99 = (spread([perf_figures(r).get(k, 0.0) for r in runs])
+                      for k in ("records_per_sec", "latency_avg_ms", "latency_p99_ms"))
+    brokers = [b for b in map(brokers_us_per_record, runs) if b is not None]
+    return {"config_id": runs[0]["config_id"], "client": runs[0]["client"]["library"], "role": runs[0].get("role"),
+            "n": tput["n"], "rec_per_sec": tput["median"], "tput_range_pct": tput["range_pct"],
+            "tput_cv_pct": tput["cv_pct"], "avg_ms": avg["median"], "avg_range_pct": avg["range_pct"],
+            "p99_ms": p99["median"], "brokers_us": (min(brokers), max(brokers)) if brokers else None,
+            "errors": sum(r.get("delivery_errors") or 0 for r in runs)}
 
 
 def table(path: Path) -> list[dict]:
@@ -15,17 +51,7 @@ def table(path: Path) -> list[dict]:
     for r in RunStore(path).records():
         if r.get("ok"):
             groups[(r["config_id"], r["client"]["library"], r["key"])].append(r)
-    rows = []
-    for (config_id, client, _), runs in groups.items():
-        tput, avg, p99 = (spread([perf_figures(r)[k] for r in runs])
-                          for k in ("records_per_sec", "latency_avg_ms", "latency_p99_ms"))
-        brokers = [b for b in map(brokers_us_per_record, runs) if b is not None]
-        rows.append({"config_id": config_id, "client": client, "role": runs[0].get("role"), "n": tput["n"],
-                     "rec_per_sec": tput["median"], "tput_range_pct": tput["range_pct"], "tput_cv_pct": tput["cv_pct"],
-                     "avg_ms": avg["median"], "avg_range_pct": avg["range_pct"], "p99_ms": p99["median"],
-                     "brokers_us": (min(brokers), max(brokers)) if brokers else None,
-                     "errors": sum(r.get("delivery_errors") or 0 for r in runs)})
-    return rows
+    return [configuration(runs) for runs in groups.values()]
 
 
 def main(argv: list[str] | None = None) -> int:
