@@ -93,9 +93,11 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int 
     """The measured configuration on the profile being fitted, with the parameters under trial: as many records
     as were measured (a short run is mostly a cold start), or at most max_records; with the other processes' load
     measured during the runs, where it was recorded."""
-    # (a broker's own hardware, hardware.brokers.*, is the measured cluster's, not the profile's: it stays)
+    # (a broker's own hardware, hardware.brokers.*, is the measured cluster's, and a client's CPU limit the run's,
+    # not the profile's: they stay)
     flat = {k: v for k, v in obs.scenario.items()
-            if not k.startswith("hardware.") or k.startswith("hardware.brokers.")}
+            if not k.startswith("hardware.") or k.startswith(("hardware.brokers.", "hardware.client_cpu_limit",
+                                                                  "hardware.cpu_period_ms"))}
     flat["hardware.profile"] = profile
     if (obs.background_cores or 0) >= QUIET_CORES:
         flat["hardware.background_cores"] = round(obs.background_cores, 2)

@@ -208,6 +208,16 @@ class Host:
         self.cpu: Cores | None = None
         self.busy_seconds = 0.0       # core-seconds of work done
         self.wait_seconds = 0.0       # thread-seconds spent waiting for a core
+        self.parent: Host | None = None
+        self.groups: list[Host] = []  # its processes under CPU limits of their own (group)
+
+    def group(self, name: str, limit: float, period: float) -> Host:
+        """Processes on this host under a CPU limit of their own (a container beside the brokers, a cgroup's
+        quota): its cores and their queue, their own quota and counters."""
+        child = Host(self.env, name, self.cores, limit, period)
+        child.parent, child.cpu = self, self.cpu
+        self.groups.append(child)
+        return child
 
     @property
     def capacity(self) -> float:
@@ -224,8 +234,12 @@ class Host:
             self.passing += n
         else:
             self.threads += n
-        if 0 < self.cores < self.threads + self.passing and self.cpu is None:
+        if self.parent is not None:        # (a group's threads take the host's cores)
+            self.parent.add_threads(n, passing)
+        elif 0 < self.cores < self.threads + self.passing and self.cpu is None:
             self.cpu = Cores(self.env, self.cores)
+            for child in self.groups:
+                child.cpu = self.cpu
 
     def uncontended(self, gil: Slots | None = None) -> bool:
         """Nothing can make work here wait: the host has a core for every thread, no CPU limit and no GIL is in
@@ -442,8 +456,8 @@ class ClientMachine:
 
 class ClientHosts:
     """Where the client processes run, in the order they ask (next): each on a host of its own, on the host shared
-    with the brokers (co-located), or on `count` client hosts taken in turn, whose cores and NIC their processes
-    share (cluster.client_hosts)."""
+    with the brokers (co-located; under a CPU limit, all in one group of its cores), or on `count` client hosts
+    taken in turn, whose cores and NIC their processes share (cluster.client_hosts)."""
 
     def __init__(self, env: simpy.Environment, count: int, cores: int, background: float, nic_bytes_per_second: float,
                  shared: Host | None, limit: float = 0.0, period: float = 0.1):
@@ -459,8 +473,10 @@ class ClientHosts:
             return self.machines[k % self.count]
         if self.count:
             name = f"client-host-{k}"
-        host = self.shared or add_background(Host(self.env, name, self.cores, self.limit, self.period),
-                                             self.background)
+        if self.shared is not None and self.limit and not self.shared.groups:
+            self.shared.group("clients", self.limit, self.period)     # (beside the brokers, under their limit)
+        host = ((self.shared.groups[0] if self.limit else self.shared) if self.shared is not None
+                else add_background(Host(self.env, name, self.cores, self.limit, self.period), self.background))
         machine = ClientMachine(host, Pipe(f"{name} NIC out", self.rate), Pipe(f"{name} NIC in", self.rate))
         if self.count:
             self.machines.append(machine)

@@ -386,9 +386,12 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     if not hosts:
         hosts = {id(h): h for h in (producer.host for producer in producers)}
         hosts.update({id(h): h for h in cluster.hosts})
-    cpu = [h.busy_seconds / (elapsed * h.capacity) for h in hosts.values() if h.cores > 0]
+    cpu = [(h.busy_seconds + sum(g.busy_seconds for g in h.groups)) / (elapsed * h.capacity)
+           for h in hosts.values() if h.cores > 0]
     if cpu:
         util["shared cpu" if shared_host else "host cpu"] = max(cpu)
+    if shared_host and shared_host.groups:      # the clients' CPU limit beside the brokers
+        util["host cpu"] = max(g.busy_seconds / (elapsed * g.capacity) for g in shared_host.groups)
     lat = metrics["request-latency-avg"]
     count = max(1, sum(wk.count for wk in workers))
     per_send = sum(wk.send_seconds for wk in workers) / count

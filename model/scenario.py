@@ -355,9 +355,10 @@ def _cross_check(s: Scenario) -> None:
         (not p.enable_idempotence or p.max_in_flight <= 5,
          f"producer.enable.idempotence=true needs max.in.flight.requests.per.connection ≤ 5, "
          f"not {p.max_in_flight}"),
-        (not s.hardware["client_cpu_limit"] or not (s.hardware["colocated_cores"] or s.hardware["background_cores"]),
-         f"hardware.client_cpu_limit={s.hardware['client_cpu_limit']} limits the clients' own hosts: it needs "
-         f"hardware.colocated_cores=0 and hardware.background_cores=0 (others' load would spend its quota)"),
+        (not s.hardware["client_cpu_limit"] or s.hardware["colocated_cores"] or not s.hardware["background_cores"],
+         f"hardware.client_cpu_limit={s.hardware['client_cpu_limit']} on the clients' own hosts needs "
+         f"hardware.background_cores=0 (others' load there would spend its quota), or the clients beside the "
+         f"brokers (hardware.colocated_cores > 0)"),
         (s.cluster.client_hosts == 0 or s.hardware["colocated_cores"] == 0,
          f"cluster.client_hosts={s.cluster.client_hosts} needs clients apart from the brokers, not "
          f"hardware.colocated_cores={s.hardware['colocated_cores']} (every process on one host)"),

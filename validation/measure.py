@@ -25,15 +25,18 @@ from kafkasim.validation.store import RunStore
 from kafkasim.validation.summary import brokers_us, brokers_us_per_record, configuration
 
 SCHEMA = 1
-# The scenario keys that shape a live measurement (hardware.* and model.* only matter to the model).
+# The scenario keys that shape a live measurement (other hardware.* and model.* only matter to the model; a client's
+# CPU limit is applied to the run, cpulimit.py).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
-            "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_")
+            "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_",
+            "hardware.client_cpu_limit", "hardware.cpu_period_ms")
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
 LATER_DEFAULTS = {"cluster.offline_brokers": 0,
                   **{key: FIELDS[key].default for key in ("workload.reporting_interval_ms", *QUIET_AT_DEFAULT)},
                   **{key: f.default for key, f in FIELDS.items()
-                     if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))}}
+                     if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))},
+                  "hardware.client_cpu_limit": 0.0, "hardware.cpu_period_ms": 100.0}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.
@@ -93,7 +96,7 @@ def warmth(target: Target) -> str:
 
 def measured_settings(sc) -> dict:
     # network.proxy tells the model how a live run emulates the network; it is not a setting of the run. A slow
-    # broker's extra latency is (the run emulates it); other hardware is not.
+    # broker's extra latency is (the run emulates it), and so is a client's CPU limit; other hardware is not.
     return {k: v for k, v in sorted(sc.flat().items())
             if (k.startswith(MEASURED) or k.startswith("hardware.brokers.") and k.endswith(".extra_latency_ms"))
             and k != "network.proxy" and LATER_DEFAULTS.get(k, object()) != v}
