@@ -31,8 +31,9 @@ HARDWARE_FIELDS: dict[str, Field] = {
                            "measure` records it per run (environment.cpu_during_run.other_cores).", 0, 4096),
     "client_cpu_limit": _f(float, 0.0, "CPU each client host's processes may use together, in cores: a "
                            "container's or task's limit (Kubernetes, Mesos), enforced as Linux's CFS quota — "
-                           "limit × cpu_period_ms of CPU each period, then its threads wait for the next; 0 = none.",
-                           0, 4096),
+                           "limit × cpu_period_ms of CPU each period, then its threads wait for the next; 0 = none. "
+                           "Beside the brokers (colocated_cores) the clients share their cores under it; "
+                           "`kafkasim measure` applies it to the live client (a cgroup).", 0, 4096),
     "cpu_period_ms": _f(float, 100.0, "The CFS period of client_cpu_limit, ms (Linux's default).", 0.1, 10_000),
     "rtt_ms": _f(float, 0.2, "Network round trip between hosts, ms.", 0, 10_000),
     "nic_mbit": _f(float, 10_000, "NIC bandwidth per host and direction, Mbit/s.", 0.001, 10**7),
