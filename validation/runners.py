@@ -20,6 +20,7 @@ from typing import Callable
 from pathlib import Path
 
 from kafkasim.model.errors import LiveError, UserError
+from kafkasim.validation import cpulimit
 from kafkasim.validation.kafka_dist import KAFKA_VERSION, client_jars, client_release, compiled, java_command
 
 CLIENTS = ("java", "kafka-python", "confluent-kafka")
@@ -147,6 +148,8 @@ def check_supported(sc, client: str = "java") -> None:
     for bad, what, allowed in problems:
         if bad:
             raise UserError(f"live runs cannot reproduce {what}; allowed: {allowed}")
+    with cpulimit.of(sc):       # (a CPU limit this host cannot apply fails before anything starts)
+        pass
 
 
 def stopping_brokers_error(sc, hint: str = "") -> UserError:
