@@ -20,7 +20,7 @@ class CpuLimit:
         self.cores, self.period_us = cores, int(round(period_ms * 1000))
         quota = max(1000, int(round(cores * self.period_us)))      # (the kernel's least quota is 1 ms)
         name = name or f"kafkasim-client-{os.getpid()}"
-        self.v2 = (root / "cgroup.controllers").exists()
+        self.v2, self.path = (root / "cgroup.controllers").exists(), None
         try:
             if self.v2:
                 if "cpu" not in (root / "cgroup.controllers").read_text().split():
@@ -36,6 +36,8 @@ class CpuLimit:
                 (self.path / "cpu.cfs_period_us").write_text(str(self.period_us))
                 (self.path / "cpu.cfs_quota_us").write_text(str(quota))
         except OSError as exc:
+            if self.path is not None:
+                self.close()        # (made, but not writable: leave nothing behind)
             raise UserError(f"hardware.client_cpu_limit={cores:g} needs a cgroup cpu controller kafkasim can write "
                             f"(cgroup v2 at {root}, or v1's at {root / 'cpu'}; as root): {exc}") from None
         self.at_start = self._stat()

@@ -466,8 +466,13 @@ def _describe(record: dict) -> str:
     in_send = f", {record['worker_latency_us']:.2f} us in send()" if record.get("worker_latency_us") else ""
     broker_us = brokers_us_per_record(record)
     broker = f", brokers {broker_us:.2f} us CPU a record" if broker_us is not None else ""
+    limit = record.get("environment", {}).get("client_cpu_limit")
+    quota = ""
+    if limit and limit["periods"]:      # (a client held to a CPU limit: how often it ran out of its quota)
+        quota = (f", quota {limit['cores']:g} cores, throttled in "
+                 f"{100 * limit['throttled_periods'] / limit['periods']:.0f} % of periods")
     return (f"{r['records_per_sec']:,.0f} rec/s, {r['mb_per_sec']:.1f} MB/s, avg {r['latency_avg_ms']:.1f} ms, "
-            f"p99 {r['latency_p99_ms']} ms{in_send}{broker} ({record['seconds']:.1f} s{errors}{other})")
+            f"p99 {r['latency_p99_ms']} ms{in_send}{broker}{quota} ({record['seconds']:.1f} s{errors}{other})")
 
 
 def summary(store: RunStore, key: str) -> str:
@@ -475,7 +480,9 @@ def summary(store: RunStore, key: str) -> str:
     if not runs:
         return "no successful runs"
     row = configuration(runs)
+    rate = f"median {row['rec_per_sec']:,.0f} rec/s"
+    spread = f"(range {row['tput_range_pct']:.0f} % of median, n={row['n']})"
     if runs[0].get("kind") == "consumer":
-        return f"median {row['rec_per_sec']:,.0f} rec/s read (range {row['tput_range_pct']:.0f} % of median, n={row['n']})"
-    return (f"median {row['rec_per_sec']:,.0f} rec/s (range {row['tput_range_pct']:.0f} % of median, n={row['n']}), "
-            f"avg latency {row['avg_ms']:.1f} ms (range {row['avg_range_pct'] or 0:.0f} %), p99 {row['p99_ms']:.0f} ms")
+        return f"{rate} read {spread}"
+    return (f"{rate} {spread}, avg latency {row['avg_ms']:.1f} ms (range {row['avg_range_pct'] or 0:.0f} %), "
+            f"p99 {row['p99_ms']:.0f} ms")
