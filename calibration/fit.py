@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 from scipy.optimize import least_squares
 
-from kafkasim.calibration.runs import Observation
+from kafkasim.calibration.runs import RUN_HARDWARE, Observation
 from kafkasim.model.batch import Batch
 from kafkasim.model.hardware import HARDWARE_FIELDS, load_profile
 from kafkasim.model.scenario import from_flat, resolve_hardware
@@ -96,8 +96,7 @@ def scenario_for(obs: Observation, profile: str, params: dict, max_records: int 
     # (a broker's own hardware, hardware.brokers.*, is the measured cluster's, and a client's CPU limit the run's,
     # not the profile's: they stay)
     flat = {k: v for k, v in obs.scenario.items()
-            if not k.startswith("hardware.") or k.startswith(("hardware.brokers.", "hardware.client_cpu_limit",
-                                                                  "hardware.cpu_period_ms"))}
+            if not k.startswith("hardware.") or k.startswith(("hardware.brokers.", *RUN_HARDWARE))}
     flat["hardware.profile"] = profile
     if (obs.background_cores or 0) >= QUIET_CORES:
         flat["hardware.background_cores"] = round(obs.background_cores, 2)

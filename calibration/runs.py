@@ -18,6 +18,10 @@ def _in_window(kind: str):
     return value
 
 
+# Hardware a measured run's settings carry, the run's own rather than the profile's: `kafkasim measure` applies it
+RUN_HARDWARE = ("hardware.client_cpu_limit", "hardware.cpu_period_ms")
+
+
 def perf_figures(run: dict) -> dict:
     """A run's perf-test figures: its steady-state line when it had warm-up records (the model leaves them out of
     every figure, as that line does), else its total line."""

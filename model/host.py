@@ -463,7 +463,9 @@ class ClientHosts:
                  shared: Host | None, limit: float = 0.0, period: float = 0.1):
         self.env, self.count, self.cores, self.background = env, count, cores, background
         self.limit, self.period = limit, period     # each host's CPU limit (hardware.client_cpu_limit)
-        self.rate, self.shared = nic_bytes_per_second, shared
+        self.rate = nic_bytes_per_second
+        # beside the brokers, under a limit: the clients' own group of the shared host's cores
+        self.shared = shared.group("clients", limit, period) if shared is not None and limit else shared
         self.machines: list[ClientMachine] = []
         self.asked = 0
 
@@ -473,10 +475,8 @@ class ClientHosts:
             return self.machines[k % self.count]
         if self.count:
             name = f"client-host-{k}"
-        if self.shared is not None and self.limit and not self.shared.groups:
-            self.shared.group("clients", self.limit, self.period)     # (beside the brokers, under their limit)
-        host = ((self.shared.groups[0] if self.limit else self.shared) if self.shared is not None
-                else add_background(Host(self.env, name, self.cores, self.limit, self.period), self.background))
+        host = self.shared or add_background(Host(self.env, name, self.cores, self.limit, self.period),
+                                             self.background)
         machine = ClientMachine(host, Pipe(f"{name} NIC out", self.rate), Pipe(f"{name} NIC in", self.rate))
         if self.count:
             self.machines.append(machine)

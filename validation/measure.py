@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kafkasim.calibration.runs import perf_figures
+from kafkasim.calibration.runs import RUN_HARDWARE, perf_figures
 from kafkasim.model.errors import LiveError, UserError
 from kafkasim.model.scenario_fields import FIELDS, QUIET_AT_DEFAULT
 from kafkasim.validation import admin, consumerperf, cpulimit, environment, perftest, runners, tailconsumer
@@ -29,14 +29,13 @@ SCHEMA = 1
 # CPU limit is applied to the run, cpulimit.py).
 MEASURED = ("name", "client.", "producers", "threads", "producer.", "workload.", "topic.partitions",
             "topic.replication.factor", "topic.min.insync.replicas", "cluster.brokers", "cluster.offline_brokers",
-            "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_",
-            "hardware.client_cpu_limit", "hardware.cpu_period_ms")
+            "network.", "consumers.", "consumer.", "cluster.broker.", "cluster.background_", *RUN_HARDWARE)
 # Keys added after runs were stored: at these values they are left out, so those runs keep their keys.
 LATER_DEFAULTS = {"cluster.offline_brokers": 0,
                   **{key: FIELDS[key].default for key in ("workload.reporting_interval_ms", *QUIET_AT_DEFAULT)},
                   **{key: f.default for key, f in FIELDS.items()
-                     if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_"))},
-                  "hardware.client_cpu_limit": 0.0, "hardware.cpu_period_ms": 100.0}
+                     if key.startswith(("consumers.", "consumer.", "cluster.broker.", "cluster.background_",
+                                        *RUN_HARDWARE))}}
 # A freshly started broker's JIT takes about this much load to settle: measured after a start with one warm-up run of
 # 200k records, the first configuration took 1.8–2.0 us of broker CPU a record, the third (≈ 25 s of load later)
 # 0.7–0.9, later ones 0.5–0.7; in the first pass of the day it took ≈ 70 s.
