@@ -79,6 +79,17 @@ def _level(values: np.ndarray, spread: float | None = SPREAD, drift: float = DRI
     return abs(float(values[half:].mean() - values[:half].mean())) <= drift * abs(mean) + slack
 
 
+def _merged(values: np.ndarray) -> np.ndarray:
+    """A long series' windows merged in runs of k to 2·WINDOWS or more (the latest), each their mean: a long
+    stretch of lumpy windows (a full buffer's sends and acknowledgements, a response's worth at a time) is judged
+    as one of longer windows, not by its most extreme window."""
+    k = len(values) // (2 * WINDOWS)
+    if k < 2:
+        return values
+    n = len(values) // k
+    return values[len(values) - k * n:].reshape(n, k).mean(axis=1)
+
+
 class SteadyState:
     """Watches a Simulation's run for its steady state; `found` fires when it starts, and fast_forward() then
     completes the run from it."""
@@ -119,11 +130,20 @@ class SteadyState:
             yield self.env.timeout(length)
             marks.append(self._mark())
             last, before = marks[-1], marks[-2]
-            # windows of about twice the records and requests needed to judge one by (a new length starts afresh)
+            # windows of about twice the records and requests needed to judge one by, and long enough for the
+            # records in hand (a full buffer's queue) to take a quarter of the marks kept to be acknowledged: a new
+            # length starts afresh
             need = max(MIN_RECORDS / max(1, last.acked - before.acked),
                        MIN_REQUESTS / max(1, sum(last.requests) - sum(before.requests)))
-            if need > 1 or need < 0.25:
-                length, marks = length * min(8.0, 2 * need), [last]
+            queue = (last.sent - last.acked) / max(1, last.acked - before.acked) / (MAX_MARKS / 4)
+            if need > 1:
+                scale = min(8.0, 2 * need)
+            elif queue > 3:
+                scale = queue
+            else:      # (shorter where windows hold over 4× what they need, but not so short the queue outgrows them)
+                scale = max(2 * need, queue / 3) if need < 0.25 else 1.0
+            if scale > 1 or scale < 0.5:
+                length, marks = length * scale, [last]
                 self.since = last                 # (windows of this length from here)
                 continue
             marks = marks[-MAX_MARKS:]
@@ -157,7 +177,8 @@ class SteadyState:
         held = np.array([m.sent - m.acked for m in marks], float)
         per_request = acked.sum() / max(1, sum(marks[-1].requests) - sum(marks[0].requests))
         # (acknowledgements come a request's records at a time)
-        if not (_level(sent) and _level(acked, slack=per_request) and _level(held, None, slack=2 * per_request)):
+        if not (_level(_merged(sent)) and _level(_merged(acked), slack=per_request)
+                and _level(held, None, slack=2 * per_request)):
             return False
         # Each kind of counter summed over its holders (one connection's or pipe's share moves from window to
         # window where a sticky partitioner moves between brokers; their sum is what must be level), to 5 % of its

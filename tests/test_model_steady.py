@@ -82,6 +82,19 @@ def test_a_run_with_nothing_in_flight_at_the_window_ends_is_repeated():
     _close(fast, slow)
 
 
+def test_a_full_buffers_queue_longer_than_the_windows_reach_is_repeated_once_full():
+    """linkedin-2014/4 flat out with 16 MB buffers: each producer's buffer fills at ≈ 0.66 s and its records then
+    wait ≈ 220 ms, over a hundred of the 2-ms windows its acknowledgements first ask for: the windows lengthen
+    until the marks kept reach back past that wait, and the full buffer's stretch (sends and acknowledgements a
+    response's worth at a time) is judged over merged windows and repeated."""
+    s = example("linkedin-2014/4-three-producers-rf3-async.yaml",
+                **{"producer.buffer.memory": 16 * 2**20, "workload.records": 1500000})
+    fast, slow = both(s)
+    assert fast.steady_from is not None and fast.steady_from < 0.5 * fast.simulated_seconds
+    assert slow.perf_test["p50_ms"] > 200
+    _close(fast, slow)
+
+
 def test_the_senders_cold_cpu_holds_the_repeat_until_it_takes_under_one_percent_of_its_time():
     """jvm.sender_cold_cpu_ms a·(1 − e^(−t/τ)): settled once its rate a/τ·e^(−t/τ) is at most 1 % of a core."""
     jvm = Jvm(simpy.Environment(), None, 0.0, 1.0, 0.0, sender_cold=1.4, sender_cold_s=4.0)
