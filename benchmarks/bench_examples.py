@@ -1,6 +1,6 @@
 """Every shipped example simulated at full length, one at a time, each in a fresh process: wall seconds,
-simulated seconds, where its steady state was repeated from (model.fast_forward; '-' where it was not), records,
-batches simulated, simulated records a wall-second, wall ÷ simulated, peak memory (the child's max RSS). Prints
+simulated seconds, where its steady state was repeated from (model.fast_forward; '-' where it was not), records
+(produced and consumed), batches simulated, simulated records a wall-second, wall ÷ simulated, peak memory (the child's max RSS). Prints
 figures, the median and the worst; never fails on time. `--set model.fast_forward=false` times every event.
 
     .venv/bin/python benchmarks/bench_examples.py [EXAMPLE.yaml ...] [--set key=value ...] [--json OUT.jsonl]
@@ -29,7 +29,9 @@ result = run.run()
 wall = time.perf_counter() - wall
 batches = [sum(len(producer.sender.batches) for producer in run.producers)]
 print(json.dumps({"wall_s": wall, "simulated_s": result.simulated_seconds, "steady_from": result.steady_from,
-                  "records": scenario.workload.records * scenario.producers, "batches": batches[0],
+                  "records": scenario.workload.records * scenario.producers
+                             + sum(group["perf_test"]["records"] for group in result.consumers),
+                  "batches": batches[0],
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "records_per_sec": result.perf_test["records_per_sec"]}))
 """
