@@ -371,7 +371,8 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
         "worker threads": worker_busy / (elapsed * threads),
         "lock contention": lock_wait / (elapsed * threads),
         "buffer memory": pool_wait / (elapsed * threads),
-        "sender in-flight window": window_full[fullest] / elapsed if fullest else 0.0,
+        # (at most all of the run: a fast-forward shares the connections' growth out as since its windows began)
+        "sender in-flight window": min(1.0, window_full[fullest] / elapsed) if fullest else 0.0,
         "sender thread": sum(sender.busy_seconds for sender in senders) / (elapsed * max(1, len(producers))),
     }
     pipes = [p for c in conns for p in c.out_pipes + c.back_pipes]

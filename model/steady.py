@@ -6,7 +6,10 @@ once a stretch of them agrees, from as long before it as its records took to be 
 that changes with time is still to come (the JVM warm, no throttle catching up, no disk falling behind its page
 cache before the end), the rest of the run is that stretch again and again: each thread's remaining records take
 the send and callback times of the stretch's records shifted by its length, its batches and requests repeat, and
-every counter grows at its rate; a page cache whose writeback is still to start is extended in closed form.
+every counter grows at its rate; a page cache whose writeback is still to start is extended in closed form. A queue
+that grows at a steady rate (more sent than acknowledged each window, everything else level) repeats the same way,
+each repeat's acknowledgements coming sent ÷ acknowledged stretches after its sends, while its batches leave full
+and its buffer has room for it to the last send.
 tests/test_model_steady.py holds shipped examples' figures near those of the run simulated to its end.
 """
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Mark(NamedTuple):
     requests: tuple[int, ...]
     counters: np.ndarray          # every holder's STEADY_COUNTERS, in order
     clocks: np.ndarray            # ... and STEADY_CLOCKS
+    used: tuple[int, ...]         # each producer's buffer memory in use
 
 
 class Extension(NamedTuple):
@@ -79,6 +83,18 @@ def _level(values: np.ndarray, spread: float | None = SPREAD, drift: float = DRI
     return abs(float(values[half:].mean() - values[:half].mean())) <= drift * abs(mean) + slack
 
 
+def _detrended(values: np.ndarray) -> np.ndarray:
+    """A series less its straight-line trend, about its mean: what is left to judge of a queue's growing waits."""
+    x = np.arange(len(values))
+    slope, intercept = np.polyfit(x, values, 1) if len(values) > 1 else (0.0, float(values.mean()))
+    return values - (intercept + slope * x) + values.mean()
+
+
+def _spread(values: np.ndarray) -> float:
+    """A series' standard deviation as a share of its mean."""
+    return float(values.std() / max(values.mean(), 1e-9))
+
+
 def _merged(values: np.ndarray) -> np.ndarray:
     """A long series' windows merged in runs of k to 2·WINDOWS or more (the latest), each their mean: a long
     stretch of lumpy windows (a full buffer's sends and acknowledgements, a response's worth at a time) is judged
@@ -97,6 +113,7 @@ class SteadyState:
     def __init__(self, sim):
         self.env, self.records = sim.env, sim.records
         self.workers = [wk for p in sim.producers for wk in p.workers]
+        self.producers = sim.producers
         self.senders = [p.sender for p in sim.producers]
         self.jvms = [p.jvm for p in sim.producers if p.jvm is not None]
         self.caches = [b.page_cache for b in sim.cluster.brokers]
@@ -111,6 +128,7 @@ class SteadyState:
                                for o, name in self.fields], float)     # field → its kind, for the sums
         self.found = self.env.event()
         self.base: tuple[Mark, Mark] | None = None
+        self.growing = False               # the stretch's queue grows: more sent than acknowledged a window
         self.since: Mark | None = None     # where the windows took their length and all has been settled
         self.waited: dict[tuple[float, float], float] = {}     # each window's mean wait, once all acknowledged
         self.env.process(self._watch())
@@ -121,7 +139,8 @@ class SteadyState:
                     sum(wk.behind(now) for wk in self.workers),
                     tuple(len(s.batches) for s in self.senders), tuple(len(s.requests) for s in self.senders),
                     np.array([getattr(o, name) for o, name in self.fields], float),
-                    np.array([getattr(o, name) for o, name in self.clock_fields], float))
+                    np.array([getattr(o, name) for o, name in self.clock_fields], float),
+                    tuple(p.accumulator.pool.total - p.accumulator.pool.available for p in self.producers))
 
     def _watch(self):
         length, marks = FIRST_WINDOW, [self._mark()]
@@ -158,27 +177,40 @@ class SteadyState:
             lag = len(marks) - 1 - end
             if end < WINDOWS - 1:
                 continue
-            waits = self._waits(marks[max(0, end - SPREAD_WINDOWS):end + 1])
-            size = max(WINDOWS - 1, math.ceil((waits.std() / (NOISE * max(waits.mean(), 1e-9))) ** 2))
+            # (a queue that grows at a steady rate, more sent than acknowledged each window: its waits grow
+            # along a straight line, and what is judged is their spread about it)
+            recent = marks[max(0, end - SPREAD_WINDOWS):end + 1]
+            growing = recent[-1].sent - recent[0].sent > (1 + SPREAD) * (recent[-1].acked - recent[0].acked)
+            waits = self._waits(recent)
+            # (... and its acknowledgements' rate, which sets how far each repeat's come after its sends, to NOISE)
+            spread = (max(_spread(_detrended(waits)), _spread(np.diff([m.acked for m in recent]).astype(float)))
+                      if growing else _spread(waits))
+            size = max(WINDOWS - 1, math.ceil((spread / NOISE) ** 2))
             start = min(end - size - lag, len(marks) - 1 - WINDOWS)
-            if start < 0 or not self._alike(marks[start:]):
+            if start < 0 or not self._alike(marks[start:], growing):
                 continue
             # (records are acknowledged partition by partition, not in the order sent: a window or two earlier)
             end = next((e for e in range(end, max(end - 3, start + size - 1), -1)
                         if self._acked(marks[e - size], marks[e])), None)
-            if end is not None and _level(self._waits(marks[end - size:end + 1]), None, COUNTER_DRIFT):
-                self.base = (marks[end - size], marks[end])
+            if end is None:
+                continue
+            waits = self._waits(marks[end - size:end + 1])
+            if (_level(_detrended(waits) if growing else waits, None, COUNTER_DRIFT)
+                    and (not growing or self._room(marks[end - size], marks[end], last))):
+                self.base, self.growing = (marks[end - size], marks[end]), growing
                 self.found.succeed()
                 return
 
-    def _alike(self, marks: list[Mark]) -> bool:
-        """Records sent and acknowledged a window, records in hand and every counter's growth level."""
+    def _alike(self, marks: list[Mark], growing: bool = False) -> bool:
+        """Records sent and acknowledged a window, records in hand (or, `growing`, what they grow by a window) and
+        every counter's growth level."""
         sent, acked = (np.diff([getattr(m, k) for m in marks]).astype(float) for k in ("sent", "acked"))
         held = np.array([m.sent - m.acked for m in marks], float)
         per_request = acked.sum() / max(1, sum(marks[-1].requests) - sum(marks[0].requests))
         # (acknowledgements come a request's records at a time)
-        if not (_level(_merged(sent)) and _level(_merged(acked), slack=per_request)
-                and _level(held, None, slack=2 * per_request)):
+        held_level = (_level(_merged(np.diff(held)), slack=2 * per_request) if growing
+                      else _level(held, None, slack=2 * per_request))
+        if not (_level(_merged(sent)) and _level(_merged(acked), slack=per_request) and held_level):
             return False
         # Each kind of counter summed over its holders (one connection's or pipe's share moves from window to
         # window where a sticky partitioner moves between brokers; their sum is what must be level), to 5 % of its
@@ -216,6 +248,46 @@ class SteadyState:
             elif cache.peak_backlog(now, end, self._rate(marks, cache, "pending")) >= limit:
                 return False
         return True
+
+    def _room(self, m0: Mark, m1: Mark, now: Mark) -> bool:
+        """A growing queue keeps to the stretch's pace until the last send: its batches leave full (else a longer
+        queue would fill them further, and the brokers acknowledge more a request), each producer's buffer memory
+        in use, growing as in the stretch, stays below buffer.memory (else sends start to wait for it: a regime of
+        its own), and its last record's wait, growing as its records' waits grow, below delivery.timeout.ms."""
+        period = m1.time - m0.time
+        drained = [b for s, b0, b1 in zip(self.senders, m0.batches, m1.batches) for b in s.batches[b0:b1]]
+        if sum(b.full_at < np.inf for b in drained) < (1 - SPREAD) * len(drained):
+            return False
+        for p, used0, used1, used in zip(self.producers, m0.used, m1.used, now.used):
+            left = sum(wk.count - wk.sent for wk in p.workers)
+            sent, acked = self._counts(p, m0, m1)
+            if left <= 0 or not acked:
+                continue
+            sending = left * period / max(sent, 1)          # (seconds of sending still to come)
+            pool, accumulator = p.accumulator.pool, p.accumulator
+            if pool.total and used + (used1 - used0) / period * sending >= (1 - DRIFT) * pool.total:
+                return False
+            wait = self._wait(m0, m1) + (sent / acked - 1) * (now.time - m1.time + sending)
+            if wait >= (1 - DRIFT) * accumulator.delivery_timeout:
+                return False
+        return True
+
+    def _counts(self, producer, m0: Mark, m1: Mark) -> tuple[int, int]:
+        """A producer's records sent from m0 to m1, and its records acknowledged in that time."""
+        done, sent, acked = self.records.completed, 0, 0
+        for wk in producer.workers:
+            a, e = self._sent_between(wk, m0.time, m1.time)
+            mine = done[wk.first_id:wk.first_id + wk.count]
+            sent, acked = sent + e - a, acked + int(np.count_nonzero((mine >= m0.time) & (mine < m1.time)))
+        return sent, acked
+
+    def _sending_cpu(self, producer, m0: Mark, m1: Mark) -> float:
+        """The CPU a producer's application threads took from m0 to m1: their time in and between send() less
+        their waits for locks, cores and buffer memory (as the results count a worker's busy time)."""
+        c = lambda o, name: m1.counters[self._counter(o, name)] - m0.counters[self._counter(o, name)]  # noqa: E731
+        return (sum(c(wk, "send_seconds") + c(wk, "app_seconds") - c(wk, "lock_wait_seconds")
+                    - c(wk, "core_wait_seconds") for wk in producer.workers)
+                - c(producer.accumulator.pool, "wait_seconds"))
 
     def _rate(self, marks: list[Mark], o, name: str) -> float:
         """How fast a counter grew over the marks, a second."""
@@ -265,20 +337,25 @@ class SteadyState:
     def fast_forward(self) -> Extension:
         """Complete the run from the settled stretch: every thread's remaining records, the counters and the
         clocks as that stretch repeats; the batches and requests it adds. The Environment's clock ends at the last
-        acknowledgement."""
+        acknowledgement. A growing queue (self.growing) acknowledges a stretch's records over `ratio` times the
+        stretch (each producer's records sent ÷ acknowledged in it), so each repeat's acknowledgements come that
+        much later, and the batches drained in a stretch were filled over 1 / ratio of it."""
         (m0, m1), records = self.base, self.records
         period = m1.time - m0.time
         send, done, failed = records.send_start, records.completed, records.failed
-        for wk in self.workers:
-            lo = wk.first_id
-            a, e = self._sent_between(wk, m0.time, m1.time)
-            if e == lo + wk.count:            # (all sent before the stretch ended)
-                continue
-            rest, tile = wk.count - (e - lo), e - a
-            shift = np.repeat(period * np.arange(1, -(-rest // tile) + 1), tile)[:rest]
-            send[e:lo + wk.count] = np.resize(send[a:e], rest) + shift
-            done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift
-            failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
+        ratios = [(lambda sent, acked: sent / acked)(*self._counts(p, m0, m1)) if self.growing else 1.0
+                  for p in self.producers]
+        for p, ratio in zip(self.producers, ratios):
+            for wk in p.workers:
+                lo = wk.first_id
+                a, e = self._sent_between(wk, m0.time, m1.time)
+                if e == lo + wk.count:            # (all sent before the stretch ended)
+                    continue
+                rest, tile = wk.count - (e - lo), e - a
+                shift = np.repeat(period * np.arange(1, -(-rest // tile) + 1), tile)[:rest]
+                send[e:lo + wk.count] = np.resize(send[a:e], rest) + shift
+                done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift * ratio
+                failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
         end = float(np.nanmax(done))
         grown = (end - m1.time) / period
         # (what the application's threads do — send() and its waits for buffer memory — stops with the last send)
@@ -290,6 +367,10 @@ class SteadyState:
         kind_since, kind_own = ((since @ self.kinds) @ self.kinds.T, (own @ self.kinds) @ self.kinds.T)
         share = np.clip(np.divide(since, kind_since, out=np.zeros_like(since), where=kind_since > 0), 0.0, 1.0)
         final = m1.counters + np.where(kind_since > 0, share * kind_own, own) * growth
+        # (... and so does the CPU its threads take on their host: none of it from the last send to the end)
+        tail = end - float(np.nanmax(send))
+        for p in self.producers:
+            final[self._counter(p.host, "busy_seconds")] -= self._sending_cpu(p, m0, m1) / period * tail
         # A page cache whose writeback has yet to start takes its appends in closed form, its disk with it.
         waiting = [c for c in self.caches if not c.flushing]
         closed = {id(o) for c in waiting for o in (c, c.disk)}
@@ -305,25 +386,26 @@ class SteadyState:
             cache.pending = int(m1.counters[self._counter(cache, "pending")])
             cache.extend(m1.time, end, float(self._rate([m0, m1], cache, "pending")))
         tiles = range(1, math.ceil(grown) + 1)
-        batches, requests = [], []
-        for s, b0, b1, r0, r1 in zip(self.senders, m0.batches, m1.batches, m0.requests, m1.requests):
-            batches += s.batches[b0:b1]           # (drained into the stretch's requests)
+        tables, requests = [], []
+        for s, ratio, b0, b1, r0, r1 in zip(self.senders, ratios, m0.batches, m1.batches, m0.requests, m1.requests):
+            # (the batches drained into the stretch's requests)
+            tables.append(_tiled(columns(s.batches[b0:b1], BATCH_COLUMNS, "created", -np.inf)[0],
+                                 {"created": period / ratio, "drained": period}, tiles, end)[0])
             requests += s.requests[r0:r1]
             del s.batches[b1:], s.requests[r1:]
         self.env._now = end           # (nothing runs after: the clock the results read)
-        batch_columns, _ = _tiled(columns(batches, BATCH_COLUMNS, "created", -np.inf)[0], ("created", "drained"),
-                                  tiles, period, end)
+        batch_columns = {k: np.concatenate([t[k] for t in tables]) for k in BATCH_COLUMNS}
         request_columns, kept = _tiled(columns(requests, REQUEST_COLUMNS, "created", -np.inf)[0],
-                                       ("created", "completed"), tiles, period, end)
+                                       {"created": period, "completed": period}, tiles, end)
         objects = [r for r, keep in zip((r for _ in tiles for r in requests), kept) if keep]
         return Extension(m1.time, batch_columns, request_columns, objects)
 
 
-def _tiled(table: dict[str, np.ndarray], times: tuple[str, ...], tiles: range, period: float,
+def _tiled(table: dict[str, np.ndarray], shifts: dict[str, float], tiles: range,
            end: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The columns repeated once per tile, their `times` shifted by the tile's period, those created by `end`;
-    and which of the repeated rows those are."""
-    out = {k: np.concatenate([v + (k in times) * i * period for i in tiles]) if len(tiles) else v[:0]
+    """The columns repeated once per tile, those of `shifts` moved by theirs a tile, those created by `end`; and
+    which of the repeated rows those are."""
+    out = {k: np.concatenate([v + shifts.get(k, 0.0) * i for i in tiles]) if len(tiles) else v[:0]
            for k, v in table.items()}
     keep = out["created"] <= end
     return {k: v[keep] for k, v in out.items()}, keep

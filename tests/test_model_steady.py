@@ -47,6 +47,7 @@ def _close(fast, slow, mean: float = MEAN) -> None:
 
 @pytest.mark.parametrize("path, mean", [
     ("kontur-2020/I.yaml", MEAN),             # acks=all, three brokers: its buffer fills late, no repeat
+    ("kontur-2020/IV.yaml", MEAN),            # a queue growing at a steady rate (the talk's 963 ms queue time)
     ("kontur-2020/VI.yaml", MEAN),            # threads sharing a producer
     ("kontur-2020/VIII.yaml", MEAN),          # the same, the sticky partitioner's window moving most
     ("kontur-2020/XI.yaml", MEAN),            # round-robin, record by record
@@ -92,6 +93,27 @@ def test_a_full_buffers_queue_longer_than_the_windows_reach_is_repeated_once_ful
     fast, slow = both(s)
     assert fast.steady_from is not None and fast.steady_from < 0.5 * fast.simulated_seconds
     assert slow.perf_test["p50_ms"] > 200
+    _close(fast, slow)
+
+
+def test_a_queue_growing_at_a_steady_rate_is_repeated_with_its_waits_growing():
+    """linkedin-2014/4 as shipped: three producers send ≈ 2.5 M records a second, the brokers acknowledge ≈ 1.85 M,
+    and each producer's 64 MB buffer holds the difference to the last send. Its stretch repeats each window's
+    sends a window later and their acknowledgements sent ÷ acknowledged windows later: the waits grow as they do
+    in the run simulated to its end."""
+    fast, slow = both(example("linkedin-2014/4-three-producers-rf3-async.yaml"))
+    assert fast.steady_from is not None and fast.steady_from < 0.5 * fast.simulated_seconds
+    assert slow.perf_test["p99_ms"] > 1.5 * slow.perf_test["p50_ms"]        # (the waits grow along the run)
+    _close(fast, slow)
+
+
+def test_a_growing_queue_that_would_fill_the_buffer_is_not_repeated_past_it():
+    """The same producers with 16 MB buffers: full at ≈ 0.66 s, after which sends wait for memory; the growing
+    stretch is not repeated past that (the full buffer's own stretch is, later), so the figures hold."""
+    s = example("linkedin-2014/4-three-producers-rf3-async.yaml",
+                **{"producer.buffer.memory": 16 * 2**20, "workload.records": 1000000})
+    fast, slow = both(s)
+    assert fast.steady_from is None or fast.steady_from > 0.66
     _close(fast, slow)
 
 
