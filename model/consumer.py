@@ -69,6 +69,8 @@ class KafkaConsumer:
     (auto.offset.reset=earliest) or from its end once the group has joined (latest), until the producers are done
     (`producing` has fired) and it has read every batch."""
 
+    STEADY_COUNTERS = ("busy_seconds",)
+
     def __init__(self, env: simpy.Environment, name: str, group: int, partitions: list[int], cluster,
                  machine: ClientMachine, costs: ConsumerCosts, settings, one_way: float, join: float,
                  producing: simpy.Event, connection: int = 0, limit: int = 0):
@@ -110,6 +112,7 @@ class KafkaConsumer:
         self.busy_seconds = 0.0
         self.cold_left = costs.cold             # extra CPU its cold code has still to spend
         self.lag_max = 0                        # records-lag-max: records behind the high watermark after a fetch
+        self.jvm: Jvm | None = None              # its JVM, whose compilers take its host's cores
         self.process = env.process(self.run())
 
     def caught_up(self) -> bool:
@@ -265,10 +268,10 @@ def consumer_groups(env: simpy.Environment, s, cluster, clients: ClientHosts,
         for i, partitions in enumerate(assign(s.topic.partitions, c.instances, s.consumer.partition_assignment_strategy)):
             name = f"consumer-{g}-{i}"
             machine = clients.next(name)
-            if jit > 0:
-                Jvm(env, machine.host, jit, 1.0, hw["jvm.warm_invocations"])
+            jvm = Jvm(env, machine.host, jit, 1.0, hw["jvm.warm_invocations"]) if jit > 0 else None
             for b in {cluster.leaders[p] for p in partitions}:
                 cluster.nic_out[b].users += 1      # its responses share the broker's NIC out
             out.append(KafkaConsumer(env, name, g, partitions, cluster, machine, costs, s.consumer, one_way, join,
                                      producing, s.producers + len(out), c.messages))
+            out[-1].jvm = jvm
     return out

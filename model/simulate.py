@@ -190,8 +190,9 @@ class Simulation:
         self.consumers = consumer_groups(env, s, self.cluster, clients, producing)
         if progress is not None:
             env.process(_progress(env, records, total, s.max_sim_seconds, progress, self.wall))
-        # (a run of records, producers alone: consumers and runs of a set length are simulated to their end)
-        self.steady = (SteadyState(self) if s.fast_forward and total and not self.consumers and w.seconds <= 0
+        # (a run of records: runs of a set length, and consumers that stop at a count of their own, are simulated
+        # to their end)
+        self.steady = (SteadyState(self) if s.fast_forward and total and not s.consumers.messages and w.seconds <= 0
                        else None)
 
     def run(self) -> Result:

@@ -9,7 +9,7 @@ the send and callback times of the stretch's records shifted by its length, its 
 every counter grows at its rate; a page cache whose writeback is still to start is extended in closed form. A queue
 that grows at a steady rate (more sent than acknowledged each window, everything else level) repeats the same way,
 each repeat's acknowledgements coming sent ÷ acknowledged stretches after its sends, while its batches leave full
-and its buffer has room for it to the last send.
+and its buffer has room for it to the last send. Consumers reading along repeat their polls and fetches with it.
 tests/test_model_steady.py holds shipped examples' figures near those of the run simulated to its end.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ NOISE = 0.01              # ... or as many as its mean wait needs to be known to
 SPREAD_WINDOWS = 20       # windows (at most) the waits' spread is taken over
 MIN_RECORDS = 2000        # acknowledgements a window needs to be judged by (windows are sized for twice this)
 MIN_REQUESTS = 25         # ... and requests (the five windows repeated hold over 100)
+MIN_FETCHES = 10          # ... and consumers' fetches (each a few ms of every partition's records)
 SPREAD = 0.05             # each window's rates within this of their mean
 DRIFT = 0.02              # and the later windows' mean within this of the earlier ones'
 COUNTER_DRIFT = 0.05      # ... for every kind of counter (waits and window-full times move a lot from window to window)
@@ -44,6 +45,8 @@ class Mark(NamedTuple):
     counters: np.ndarray          # every holder's STEADY_COUNTERS, in order
     clocks: np.ndarray            # ... and STEADY_CLOCKS
     used: tuple[int, ...]         # each producer's buffer memory in use
+    consumed: int                 # records the consumers have polled
+    fetches: int                  # ... and the fetches they have had back
 
 
 class Extension(NamedTuple):
@@ -65,6 +68,9 @@ def _holders(sim) -> list:
     objects += cluster.brokers + [b.disk for b in cluster.brokers] + [b.page_cache for b in cluster.brokers]
     objects += cluster.nic_in + cluster.nic_out + cluster.replication.pipes + cluster.hosts
     objects += [p.host for p in sim.producers]
+    for c in sim.consumers:      # (each consumer, its host and NICs, and its connections' flows through them)
+        objects += [c, c.host, c.machine.nic_in, c.machine.nic_out]
+        objects += [pipe for out, back in c.paths.values() for pipe in out + back]
     seen, out = set(), []
     for o in objects:
         if id(o) not in seen and (getattr(o, "STEADY_COUNTERS", ()) or getattr(o, "STEADY_CLOCKS", ())):
@@ -114,8 +120,9 @@ class SteadyState:
         self.env, self.records = sim.env, sim.records
         self.workers = [wk for p in sim.producers for wk in p.workers]
         self.producers = sim.producers
+        self.consumers = sim.consumers
         self.senders = [p.sender for p in sim.producers]
-        self.jvms = [p.jvm for p in sim.producers if p.jvm is not None]
+        self.jvms = [o.jvm for o in sim.producers + sim.consumers if o.jvm is not None]
         self.caches = [b.page_cache for b in sim.cluster.brokers]
         self.horizon = sim.scenario.max_sim_seconds
         self.holders = _holders(sim)
@@ -140,7 +147,8 @@ class SteadyState:
                     tuple(len(s.batches) for s in self.senders), tuple(len(s.requests) for s in self.senders),
                     np.array([getattr(o, name) for o, name in self.fields], float),
                     np.array([getattr(o, name) for o, name in self.clock_fields], float),
-                    tuple(p.accumulator.pool.total - p.accumulator.pool.available for p in self.producers))
+                    tuple(p.accumulator.pool.total - p.accumulator.pool.available for p in self.producers),
+                    sum(c.consumed for c in self.consumers), sum(len(c.fetches) for c in self.consumers))
 
     def _watch(self):
         length, marks = FIRST_WINDOW, [self._mark()]
@@ -153,7 +161,8 @@ class SteadyState:
             # records in hand (a full buffer's queue) to take a quarter of the marks kept to be acknowledged: a new
             # length starts afresh
             need = max(MIN_RECORDS / max(1, last.acked - before.acked),
-                       MIN_REQUESTS / max(1, sum(last.requests) - sum(before.requests)))
+                       MIN_REQUESTS / max(1, sum(last.requests) - sum(before.requests)),
+                       MIN_FETCHES / (last.fetches - before.fetches) if last.fetches > before.fetches else 0.0)
             queue = (last.sent - last.acked) / max(1, last.acked - before.acked) / (MAX_MARKS / 4)
             if need > 1:
                 scale = min(8.0, 2 * need)
@@ -212,6 +221,15 @@ class SteadyState:
                       else _level(held, None, slack=2 * per_request))
         if not (_level(_merged(sent)) and _level(_merged(acked), slack=per_request) and held_level):
             return False
+        if self.consumers:        # (each group reads along with the producers, as many records a window, in as
+            consumed, fetches = (np.diff([getattr(m, k) for m in marks]).astype(float)       # many fetches)
+                                 for k in ("consumed", "fetches"))
+            groups = len({c.group for c in self.consumers})
+            if growing or not (_level(_merged(consumed), slack=groups * per_request)
+                               and _level(_merged(fetches), slack=2.0)       # (a fetch or two a window)
+                               and abs(consumed.mean() - groups * acked.mean())
+                               <= SPREAD * groups * acked.mean() + per_request):
+                return False
         # Each kind of counter summed over its holders (one connection's or pipe's share moves from window to
         # window where a sticky partitioner moves between brokers; their sum is what must be level), to 5 % of its
         # growth or of its holders' time (a count of seconds that comes in lumps: waits, a full in-flight window)
@@ -229,6 +247,8 @@ class SteadyState:
         span = marks[-1].time - marks[0].time
         if not all(jvm.settled(now) for jvm in self.jvms):
             return False
+        if any(c.cold_left > 0 or (c.partitions and not c.assigned_at < marks[0].time) for c in self.consumers):
+            return False           # (a consumer still joining or running cold code)
         acked = marks[-1].acked - marks[0].acked
         end = now + self.records.outstanding * span / acked if acked else np.inf
         if end > self.horizon:               # (the run would be cut short first)
@@ -280,6 +300,52 @@ class SteadyState:
             mine = done[wk.first_id:wk.first_id + wk.count]
             sent, acked = sent + e - a, acked + int(np.count_nonzero((mine >= m0.time) & (mine < m1.time)))
         return sent, acked
+
+    def _repeat_consumers(self, m0: Mark, m1: Mark) -> float:
+        """Each consumer's polls and fetches of the stretch, again a stretch later each time, for as long as the
+        records they return were sent (a repeat's records: each producer thread's ids that many stretches' sends
+        on); each group then reads what its log will hold, its instances in the stretch's shares. Returns the last
+        poll."""
+        if not self.consumers:
+            return -np.inf
+        period, records = m1.time - m0.time, self.records
+        firsts = np.array([wk.first_id for wk in self.workers])
+        ends = firsts + np.array([wk.count for wk in self.workers])
+        tiles = np.array([np.subtract(*self._sent_between(wk, m0.time, m1.time)[::-1]) for wk in self.workers])
+        # (the records every log is still to take: those sent, not failed, less ours it holds now)
+        log = self.consumers[0].log
+        ours = sum(n for part in log for n, batch in zip(part.counts, part.batches) if batch is not None)
+        coming = int(np.count_nonzero(~records.failed)) - ours
+        last, share = -np.inf, {}
+        for c in self.consumers:
+            polls = [(t, b.record_ids()) for t, b in c.polled if m0.time <= t < m1.time]
+            fetches = [f for f in c.fetches if m0.time <= f[0] < m1.time]
+            share[c] = sum(len(ids) for _, ids in polls)
+            owner = [np.searchsorted(firsts, ids, "right") - 1 for _, ids in polls]
+            k = 1
+            while True:
+                again = [(t + k * period, ids + k * tiles[w]) for (t, ids), w in zip(polls, owner)]
+                again = [(t, RepeatedBatch(ids[ids < ends[w]])) for (t, ids), w in zip(again, owner)
+                         if ids[0] < ends[w][0]]
+                if not again:
+                    break
+                c.polled += again
+                c.last_at = max(c.last_at, again[-1][0])
+                c.fetches += [(f[0] + k * period, f[1] + k * period) + tuple(f[2:]) for f in fetches
+                              if f[0] + k * period <= c.last_at]
+                k += 1
+            last = max(last, c.last_at)
+        # each group reads what its instances' partitions hold beyond their positions, what they have fetched and
+        # not polled, and what is coming, its instances in the stretch's shares
+        unread = {c: sum(log[p].ends[-1] - log[p].ends[c.position[p]] for p in c.partitions)
+                  + sum(b.records for b in c.buffered) for c in self.consumers}
+        for g in {c.group for c in self.consumers}:
+            members = [c for c in self.consumers if c.group == g]
+            left = sum(unread[c] for c in members) + coming
+            stretch = sum(share[c] for c in members)
+            for c in members:
+                c.consumed += round(left * share[c] / stretch) if stretch else 0
+        return last
 
     def _sending_cpu(self, producer, m0: Mark, m1: Mark) -> float:
         """The CPU a producer's application threads took from m0 to m1: their time in and between send() less
@@ -357,6 +423,7 @@ class SteadyState:
                 done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift * ratio
                 failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
         end = float(np.nanmax(done))
+        end = max(end, self._repeat_consumers(m0, m1))
         grown = (end - m1.time) / period
         # (what the application's threads do — send() and its waits for buffer memory — stops with the last send)
         sending = np.array([getattr(o, "STEADY_SENDING", False) for o, _ in self.fields])
@@ -399,6 +466,18 @@ class SteadyState:
                                        {"created": period, "completed": period}, tiles, end)
         objects = [r for r, keep in zip((r for _ in tiles for r in requests), kept) if keep]
         return Extension(m1.time, batch_columns, request_columns, objects)
+
+
+class RepeatedBatch:
+    """A batch a repeat polls: the ids of the records it holds (a stretch's batch, its records' ids moved on)."""
+
+    __slots__ = ("ids", "records")
+
+    def __init__(self, ids: np.ndarray):
+        self.ids, self.records = ids, len(ids)
+
+    def record_ids(self) -> np.ndarray:
+        return self.ids
 
 
 def _tiled(table: dict[str, np.ndarray], shifts: dict[str, float], tiles: range,

@@ -117,6 +117,24 @@ def test_a_growing_queue_that_would_fill_the_buffer_is_not_repeated_past_it():
     _close(fast, slow)
 
 
+def test_a_consumer_reading_along_repeats_its_polls_and_end_to_end_latency():
+    """linkedin-2014/7 at 3M records: one consumer tails the producer from ≈ 0.25 s; once its fetches and polls
+    keep pace with the acknowledgements, its polls repeat a stretch later each time with the records a stretch's
+    sends on, and its figures are those of the run simulated to its end (its fetch rate within 10 %: it wanders
+    ±5 % over seconds)."""
+    s = example("linkedin-2014/7-producer-and-consumer.yaml", **{"workload.records": 3000000})
+    fast, slow = both(s)
+    assert fast.steady_from is not None and fast.steady_from < 0.6 * fast.simulated_seconds
+    _close(fast, slow)
+    (cf,), (cs,) = fast.consumers, slow.consumers
+    assert cf["perf_test"]["records"] == cs["perf_test"]["records"]
+    assert cf["perf_test"]["records_per_sec"] == pytest.approx(cs["perf_test"]["records_per_sec"], rel=RATE)
+    for q in ("avg", "p50", "p99"):
+        assert cf["end_to_end_ms"][q] == pytest.approx(cs["end_to_end_ms"][q], rel=TAIL), q
+    assert cf["metrics"]["fetch-rate"] == pytest.approx(cs["metrics"]["fetch-rate"], rel=0.1)
+    assert cf["bottleneck"]["name"] == cs["bottleneck"]["name"]
+
+
 def test_the_senders_cold_cpu_holds_the_repeat_until_it_takes_under_one_percent_of_its_time():
     """jvm.sender_cold_cpu_ms a·(1 − e^(−t/τ)): settled once its rate a/τ·e^(−t/τ) is at most 1 % of a core."""
     jvm = Jvm(simpy.Environment(), None, 0.0, 1.0, 0.0, sender_cold=1.4, sender_cold_s=4.0)
