@@ -281,8 +281,10 @@ class SteadyState:
         for p, used0, used1, used in zip(self.producers, m0.used, m1.used, now.used):
             left = sum(wk.count - wk.sent for wk in p.workers)
             sent, acked = self._counts(p, m0, m1)
-            if left <= 0 or not acked:
+            if left <= 0:
                 continue
+            if not acked:          # (a producer none of whose records came back in the stretch)
+                return False
             sending = left * period / max(sent, 1)          # (seconds of sending still to come)
             pool, accumulator = p.accumulator.pool, p.accumulator
             if pool.total and used + (used1 - used0) / period * sending >= (1 - DRIFT) * pool.total:
@@ -323,10 +325,10 @@ class SteadyState:
             share[c] = sum(len(ids) for _, ids in polls)
             owner = [np.searchsorted(firsts, ids, "right") - 1 for _, ids in polls]
             k = 1
-            while True:
-                again = [(t + k * period, ids + k * tiles[w]) for (t, ids), w in zip(polls, owner)]
-                again = [(t, RepeatedBatch(ids[ids < ends[w]])) for (t, ids), w in zip(again, owner)
-                         if ids[0] < ends[w][0]]
+            while True:      # (a thread that sent nothing in the stretch has no records to come)
+                moved = [(t + k * period, ids + k * tiles[w], (ids + k * tiles[w] < ends[w]) & (tiles[w] > 0))
+                         for (t, ids), w in zip(polls, owner)]
+                again = [(t, RepeatedBatch(ids[keep])) for t, ids, keep in moved if keep.any()]
                 if not again:
                     break
                 c.polled += again
@@ -409,8 +411,9 @@ class SteadyState:
         (m0, m1), records = self.base, self.records
         period = m1.time - m0.time
         send, done, failed = records.send_start, records.completed, records.failed
-        ratios = [(lambda sent, acked: sent / acked)(*self._counts(p, m0, m1)) if self.growing else 1.0
-                  for p in self.producers]
+        # (a producer done sending before the stretch has nothing to repeat: 1)
+        ratios = [(lambda sent, acked: sent / acked if acked else 1.0)(*self._counts(p, m0, m1)) if self.growing
+                  else 1.0 for p in self.producers]
         for p, ratio in zip(self.producers, ratios):
             for wk in p.workers:
                 lo = wk.first_id
