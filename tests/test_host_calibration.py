@@ -402,8 +402,10 @@ def test_calibrate_host_measures_a_real_client_and_brokers_and_leaves_nothing_ru
     assert profile["host"]["speed_score"] > 0 and profile["host"]["cpu"] == hostinfo.cpu_model()
     java, hardware = profile["clients"]["java"], profile["hardware"]
     # (a short run cannot split the Sender's cost between request and batch: most of its requests carry one batch,
-    # and one of the two can land on 0 — seen once in CI, 0.0 and 32.1 µs with standard errors of 37)
-    assert java["worker.byte_ns"] > 0 and java["sender.request_us"] + java["sender.batch_us"] > 0
+    # and one of the two can land on 0 — seen once in CI, 0.0 and 32.1 µs with standard errors of 37; nor the
+    # worker's own cost a byte from perf-test's payload's, measured alone: four short runs on 2026-11-28 gave 0.0,
+    # 1.27, 0.70 and 0.0 ns with standard errors of 0.47–0.60, beside 2.3–3.8 ns for the payload)
+    assert 0 <= java["worker.byte_ns"] < 5 and java["sender.request_us"] + java["sender.batch_us"] > 0
     assert hardware["broker.byte_ns"] > 0
     assert hardware["broker.fetch_us"] >= 0 and "broker.follower_fetch_us" in hardware     # (short runs: noisy)
     assert set(profile["provenance"]["java"]["standard_errors"]) >= {"worker.byte_ns", "broker.byte_ns"}
