@@ -17,6 +17,7 @@ import kafkasim
 from kafkasim.model.network import REQUEST_METRICS, RequestTimes
 from kafkasim.model.consumer_report import CONSUMER_PERF_HEADER, consumer_report
 from kafkasim.model.verdict import verdict
+from kafkasim.model.worker import application_seconds
 
 MAX_SAMPLES = 500_000
 
@@ -364,9 +365,7 @@ def utilisation(s, env, producers, cluster, shared_host, elapsed, metrics, worke
     fullest = max(window_full, key=window_full.get, default=None)
     lock_wait = sum(wk.lock_wait_seconds for wk in workers)
     pool_wait = sum(acc.pool.wait_seconds for acc in accumulators)
-    core_wait = sum(wk.core_wait_seconds for wk in workers)
-    # A worker waiting for a core is held back by the host's CPU, not by its own work.
-    worker_busy = sum(wk.send_seconds + wk.app_seconds for wk in workers) - lock_wait - pool_wait - core_wait
+    worker_busy = application_seconds(workers, [acc.pool for acc in accumulators])
     util = {
         "worker threads": worker_busy / (elapsed * threads),
         "lock contention": lock_wait / (elapsed * threads),

@@ -19,7 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from kafkasim.model.host import Host
 from kafkasim.model.results import BATCH_COLUMNS, REQUEST_COLUMNS, columns
+from kafkasim.model.steady_consumers import repeat_consumers
+from kafkasim.model.worker import application_seconds
 
 WINDOWS = 6               # windows that must agree at least; the stretch repeated is five of them or more
 NOISE = 0.01              # ... or as many as its mean wait needs to be known to within this (its standard error)
@@ -126,6 +129,8 @@ class SteadyState:
         self.caches = [b.page_cache for b in sim.cluster.brokers]
         self.horizon = sim.scenario.max_sim_seconds
         self.holders = _holders(sim)
+        # (a CPU limit's quota is spent and waited for period by period: windows are whole periods from a start)
+        self.period = max((o.period for o in self.holders if isinstance(o, Host) and o.limit), default=0.0)
         self.fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_COUNTERS", ())]
         self.clock_fields = [(o, name) for o in self.holders for name in getattr(o, "STEADY_CLOCKS", ())]
         self.field_index = {(id(o), name): i for i, (o, name) in enumerate(self.fields)}
@@ -151,10 +156,10 @@ class SteadyState:
                     sum(c.consumed for c in self.consumers), sum(len(c.fetches) for c in self.consumers))
 
     def _watch(self):
-        length, marks = FIRST_WINDOW, [self._mark()]
+        length, marks = self._whole(FIRST_WINDOW, math.ceil), [self._mark()]
         self.since = marks[0]
         while True:
-            yield self.env.timeout(length)
+            yield self.env.timeout(self._until(length))
             marks.append(self._mark())
             last, before = marks[-1], marks[-2]
             # windows of about twice the records and requests needed to judge one by, and long enough for the
@@ -171,9 +176,11 @@ class SteadyState:
             else:      # (shorter where windows hold over 4× what they need, but not so short the queue outgrows them)
                 scale = max(2 * need, queue / 3) if need < 0.25 else 1.0
             if scale > 1 or scale < 0.5:
-                length, marks = length * scale, [last]
-                self.since = last                 # (windows of this length from here)
-                continue
+                new = self._whole(length * scale, math.ceil if scale > 1 else math.floor)
+                if new != length:
+                    length, marks = new, [last]
+                    self.since = last                 # (windows of this length from here)
+                    continue
             marks = marks[-MAX_MARKS:]
             if not self._settled(marks[-WINDOWS - 1:]):
                 self.since, marks = last, [last]          # (settled, if at all, from here)
@@ -209,6 +216,15 @@ class SteadyState:
                 self.base, self.growing = (marks[end - size], marks[end]), growing
                 self.found.succeed()
                 return
+
+    def _whole(self, length: float, rounding) -> float:
+        """A window's length, in whole CFS periods (rounded as `rounding` says, one at least) where one applies."""
+        return self.period * max(1, rounding(round(length / self.period, 6))) if self.period else length
+
+    def _until(self, length: float) -> float:
+        """How long the next window lasts: `length`, ending on a CFS period's boundary where one applies."""
+        now = self.env.now
+        return (round((now + length) / self.period) * self.period - now) if self.period else length
 
     def _alike(self, marks: list[Mark], growing: bool = False) -> bool:
         """Records sent and acknowledged a window, records in hand (or, `growing`, what they grow by a window) and
@@ -253,9 +269,11 @@ class SteadyState:
         end = now + self.records.outstanding * span / acked if acked else np.inf
         if end > self.horizon:               # (the run would be cut short first)
             return False
-        # A throttled producer catching up on its schedule sends faster than it will once it has.
+        # A throttled producer catching up on its schedule sends faster than it will once it has (unless its
+        # schedule has let every record go: then it sends at its own pace to the end).
         behind, before = marks[-1].behind, marks[0].behind
-        if DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end:
+        scheduled = any(wk.release is not None and wk.release[-1] > now for wk in self.workers)
+        if scheduled and DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end:
             return False
         for cache in self.caches:
             limit = (1 - DRIFT) * cache.dirty_limit           # (bytes queued on the disk)
@@ -302,60 +320,6 @@ class SteadyState:
             mine = done[wk.first_id:wk.first_id + wk.count]
             sent, acked = sent + e - a, acked + int(np.count_nonzero((mine >= m0.time) & (mine < m1.time)))
         return sent, acked
-
-    def _repeat_consumers(self, m0: Mark, m1: Mark) -> float:
-        """Each consumer's polls and fetches of the stretch, again a stretch later each time, for as long as the
-        records they return were sent (a repeat's records: each producer thread's ids that many stretches' sends
-        on); each group then reads what its log will hold, its instances in the stretch's shares. Returns the last
-        poll."""
-        if not self.consumers:
-            return -np.inf
-        period, records = m1.time - m0.time, self.records
-        firsts = np.array([wk.first_id for wk in self.workers])
-        ends = firsts + np.array([wk.count for wk in self.workers])
-        tiles = np.array([np.subtract(*self._sent_between(wk, m0.time, m1.time)[::-1]) for wk in self.workers])
-        # (the records every log is still to take: those sent, not failed, less ours it holds now)
-        log = self.consumers[0].log
-        ours = sum(n for part in log for n, batch in zip(part.counts, part.batches) if batch is not None)
-        coming = int(np.count_nonzero(~records.failed)) - ours
-        last, share = -np.inf, {}
-        for c in self.consumers:
-            polls = [(t, b.record_ids()) for t, b in c.polled if m0.time <= t < m1.time]
-            fetches = [f for f in c.fetches if m0.time <= f[0] < m1.time]
-            share[c] = sum(len(ids) for _, ids in polls)
-            owner = [np.searchsorted(firsts, ids, "right") - 1 for _, ids in polls]
-            k = 1
-            while True:      # (a thread that sent nothing in the stretch has no records to come)
-                moved = [(t + k * period, ids + k * tiles[w], (ids + k * tiles[w] < ends[w]) & (tiles[w] > 0))
-                         for (t, ids), w in zip(polls, owner)]
-                again = [(t, RepeatedBatch(ids[keep])) for t, ids, keep in moved if keep.any()]
-                if not again:
-                    break
-                c.polled += again
-                c.last_at = max(c.last_at, again[-1][0])
-                c.fetches += [(f[0] + k * period, f[1] + k * period) + tuple(f[2:]) for f in fetches
-                              if f[0] + k * period <= c.last_at]
-                k += 1
-            last = max(last, c.last_at)
-        # each group reads what its instances' partitions hold beyond their positions, what they have fetched and
-        # not polled, and what is coming, its instances in the stretch's shares
-        unread = {c: sum(log[p].ends[-1] - log[p].ends[c.position[p]] for p in c.partitions)
-                  + sum(b.records for b in c.buffered) for c in self.consumers}
-        for g in {c.group for c in self.consumers}:
-            members = [c for c in self.consumers if c.group == g]
-            left = sum(unread[c] for c in members) + coming
-            stretch = sum(share[c] for c in members)
-            for c in members:
-                c.consumed += round(left * share[c] / stretch) if stretch else 0
-        return last
-
-    def _sending_cpu(self, producer, m0: Mark, m1: Mark) -> float:
-        """The CPU a producer's application threads took from m0 to m1: their time in and between send() less
-        their waits for locks, cores and buffer memory (as the results count a worker's busy time)."""
-        c = lambda o, name: m1.counters[self._counter(o, name)] - m0.counters[self._counter(o, name)]  # noqa: E731
-        return (sum(c(wk, "send_seconds") + c(wk, "app_seconds") - c(wk, "lock_wait_seconds")
-                    - c(wk, "core_wait_seconds") for wk in producer.workers)
-                - c(producer.accumulator.pool, "wait_seconds"))
 
     def _rate(self, marks: list[Mark], o, name: str) -> float:
         """How fast a counter grew over the marks, a second."""
@@ -411,22 +375,24 @@ class SteadyState:
         (m0, m1), records = self.base, self.records
         period = m1.time - m0.time
         send, done, failed = records.send_start, records.completed, records.failed
-        # (a producer done sending before the stretch has nothing to repeat: 1)
-        ratios = [(lambda sent, acked: sent / acked if acked else 1.0)(*self._counts(p, m0, m1)) if self.growing
-                  else 1.0 for p in self.producers]
-        for p, ratio in zip(self.producers, ratios):
-            for wk in p.workers:
-                lo = wk.first_id
-                a, e = self._sent_between(wk, m0.time, m1.time)
-                if e == lo + wk.count:            # (all sent before the stretch ended)
-                    continue
-                rest, tile = wk.count - (e - lo), e - a
-                shift = np.repeat(period * np.arange(1, -(-rest // tile) + 1), tile)[:rest]
-                send[e:lo + wk.count] = np.resize(send[a:e], rest) + shift
-                done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift * ratio
-                failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
+        spans = [self._sent_between(wk, m0.time, m1.time) for wk in self.workers]     # (each thread's stretch)
+        ratios = {p: 1.0 for p in self.producers}
+        if self.growing:     # (a producer done sending before the stretch has nothing to repeat: 1)
+            for p in self.producers:
+                sent, acked = self._counts(p, m0, m1)
+                ratios[p] = sent / acked if acked else 1.0
+        for wk, (a, e), ratio in zip(self.workers, spans, [ratios[p] for p in self.producers for _ in p.workers]):
+            lo = wk.first_id
+            if e == lo + wk.count:            # (all sent before the stretch ended)
+                continue
+            rest, tile = wk.count - (e - lo), e - a
+            shift = np.repeat(period * np.arange(1, -(-rest // tile) + 1), tile)[:rest]
+            send[e:lo + wk.count] = np.resize(send[a:e], rest) + shift
+            done[e:lo + wk.count] = np.resize(done[a:e], rest) + shift * ratio
+            failed[e:lo + wk.count] = np.resize(failed[a:e], rest)
         end = float(np.nanmax(done))
-        end = max(end, self._repeat_consumers(m0, m1))
+        sizes = np.array([e - a for a, e in spans])
+        end = max(end, repeat_consumers(self.consumers, records, self.workers, sizes, m0.time, m1.time))
         grown = (end - m1.time) / period
         # (what the application's threads do — send() and its waits for buffer memory — stops with the last send)
         sending = np.array([getattr(o, "STEADY_SENDING", False) for o, _ in self.fields])
@@ -439,8 +405,10 @@ class SteadyState:
         final = m1.counters + np.where(kind_since > 0, share * kind_own, own) * growth
         # (... and so does the CPU its threads take on their host: none of it from the last send to the end)
         tail = end - float(np.nanmax(send))
+        grew = lambda o, name: m1.counters[self._counter(o, name)] - m0.counters[self._counter(o, name)]  # noqa: E731
         for p in self.producers:
-            final[self._counter(p.host, "busy_seconds")] -= self._sending_cpu(p, m0, m1) / period * tail
+            cpu = application_seconds(p.workers, [p.accumulator.pool], grew)
+            final[self._counter(p.host, "busy_seconds")] -= cpu / period * tail
         # A page cache whose writeback has yet to start takes its appends in closed form, its disk with it.
         waiting = [c for c in self.caches if not c.flushing]
         closed = {id(o) for c in waiting for o in (c, c.disk)}
@@ -457,10 +425,10 @@ class SteadyState:
             cache.extend(m1.time, end, float(self._rate([m0, m1], cache, "pending")))
         tiles = range(1, math.ceil(grown) + 1)
         tables, requests = [], []
-        for s, ratio, b0, b1, r0, r1 in zip(self.senders, ratios, m0.batches, m1.batches, m0.requests, m1.requests):
+        for p, s, b0, b1, r0, r1 in zip(self.producers, self.senders, m0.batches, m1.batches, m0.requests, m1.requests):
             # (the batches drained into the stretch's requests)
             tables.append(_tiled(columns(s.batches[b0:b1], BATCH_COLUMNS, "created", -np.inf)[0],
-                                 {"created": period / ratio, "drained": period}, tiles, end)[0])
+                                 {"created": period / ratios[p], "drained": period}, tiles, end)[0])
             requests += s.requests[r0:r1]
             del s.batches[b1:], s.requests[r1:]
         self.env._now = end           # (nothing runs after: the clock the results read)
@@ -469,18 +437,6 @@ class SteadyState:
                                        {"created": period, "completed": period}, tiles, end)
         objects = [r for r, keep in zip((r for _ in tiles for r in requests), kept) if keep]
         return Extension(m1.time, batch_columns, request_columns, objects)
-
-
-class RepeatedBatch:
-    """A batch a repeat polls: the ids of the records it holds (a stretch's batch, its records' ids moved on)."""
-
-    __slots__ = ("ids", "records")
-
-    def __init__(self, ids: np.ndarray):
-        self.ids, self.records = ids, len(ids)
-
-    def record_ids(self) -> np.ndarray:
-        return self.ids
 
 
 def _tiled(table: dict[str, np.ndarray], shifts: dict[str, float], tiles: range,

@@ -41,6 +41,15 @@ def throttle_release_times(n: int, rate: float) -> np.ndarray | None:
     return (np.arange(n) // burst) * (burst / rate)
 
 
+def application_seconds(workers: list, pools: list, value=getattr) -> float:
+    """The CPU the application's threads take: their time in and between send() less their waits for locks, cores
+    and buffer memory (a thread waiting for a core is held back by the host, not by its own work). `value(o, name)`
+    reads each figure (getattr: the run's so far)."""
+    return (sum(value(wk, "send_seconds") + value(wk, "app_seconds") - value(wk, "lock_wait_seconds")
+                - value(wk, "core_wait_seconds") for wk in workers)
+            - sum(value(pool, "wait_seconds") for pool in pools))
+
+
 @dataclass(frozen=True)
 class WorkerCosts:
     record: float            # seconds of CPU per send() outside the locks
