@@ -281,6 +281,23 @@ class Host:
             self.busy_seconds += seconds
             yield self.env.timeout(seconds)
             return
+        if gil is None and not self.limit:     # (only the cores in the way: acquire, spend and release in one frame)
+            env, cpu = self.env, self.cpu
+            while seconds > 0:
+                step = seconds if seconds < SLICE * 1.5 else SLICE
+                start, waiting = env.now, cpu.take(env.now)
+                if waiting is not None:
+                    yield waiting
+                self.wait_seconds += env.now - start
+                yield env.timeout(step)
+                if cpu.preempted():
+                    start = env.now
+                    yield from cpu.settle()
+                    self.wait_seconds += env.now - start
+                self.busy_seconds += step
+                cpu.give()
+                seconds -= step
+            return
         while seconds > 0:
             step = seconds if gil is not None or seconds < SLICE * 1.5 else SLICE
             held = yield from self.acquire(gil)
