@@ -10,6 +10,7 @@ import simpy
 
 from kafkasim.model.jvm import Jvm
 from kafkasim.model.simulate import simulate
+from kafkasim.model.steady import SteadyState
 
 from conftest import capture, example, scenario
 
@@ -154,6 +155,17 @@ def test_a_run_that_never_settles_is_simulated_to_its_end_unchanged():
         out.pop("runtime_seconds")
         out["scenario"].pop("model.fast_forward")
     assert fast_json == slow_json
+
+
+def test_under_a_cpu_limit_each_window_is_whole_quota_periods(monkeypatch):
+    """A CFS quota is spent and waited for period by period: the watcher marks the run on the periods' boundaries
+    (dcos-2018's half-core task, 100 ms periods), never between them."""
+    times = []
+    mark = SteadyState._mark
+    monkeypatch.setattr(SteadyState, "_mark", lambda self: times.append(self.env.now) or mark(self))
+    simulate(example("dcos-2018/2-lower-range.yaml"))
+    assert len(times) > 5
+    assert np.allclose(np.round(np.array(times) / 0.1) * 0.1, times, rtol=0, atol=1e-9)
 
 
 def test_the_repeated_stretch_continues_each_threads_records_in_order():
