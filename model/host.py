@@ -106,8 +106,13 @@ class Cores(Slots):
 
     def take(self, asked_at: float) -> simpy.Event | None:
         thread = self.env.active_process
-        tag = max(self._average(), getattr(thread, "core_tag", 0.0))
-        if self.users < self.capacity and not self.queue:
+        # at the average tag of the threads running (counting what they have run since) and waiting, or its own
+        running, waiting = len(self.running), len(self.queue)
+        tag = (self.base + running * self.env.now) / (running + waiting) if running + waiting else self.virtual
+        own = getattr(thread, "core_tag", 0.0)
+        if own > tag:
+            tag = own
+        if self.users < self.capacity and not waiting:
             self.users += 1
             self._start(thread, tag)
             return None
@@ -122,11 +127,6 @@ class Cores(Slots):
         self.base += tag
         heapq.heappush(self.queue, (tag, self.order, waiting, thread))
         return waiting
-
-    def _average(self) -> float:
-        """The average tag of the threads running (counting what they have run since) and waiting."""
-        running, n = len(self.running), len(self.running) + len(self.queue)
-        return (self.base + running * self.env.now) / n if n else self.virtual
 
     def _victim(self, tag: float) -> Turn | None:
         """The running turn that started furthest ahead of `tag`, if any did (EEVDF: the running thread's deadline

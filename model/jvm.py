@@ -71,6 +71,7 @@ class Jvm:
         # runs through each path so far: records sent, requests built, batches drained into them, batches
         # completed, records' callbacks
         self.runs = {"worker": 0, "sender": 0, "drain": 0, "completion": 0, "callback": 0}
+        self.decay = dict.fromkeys(self.runs, 1.0)     # each path's e^(−runs / warm), kept from its last call
         self.compilers = []
         if jit_seconds > 0:
             host.add_threads(2, passing=True)
@@ -89,7 +90,12 @@ class Jvm:
         if self.cold == 1.0 or w <= 0 or (self.sender_cold > 0 and path in SENDER_PATHS):
             return 1.0
         # exp(-k / w) at k = n, or its mean over k = n .. n + count, as an integral
-        cold = math.exp(-n / w) if count == 0 else w / count * (math.exp(-n / w) - math.exp(-(n + count) / w))
+        before = self.decay[path]
+        if count == 0:
+            cold = before
+        else:
+            self.decay[path] = after = math.exp(-(n + count) / w)
+            cold = w / count * (before - after)
         return 1.0 + (self.cold - 1.0) * cold
 
     def sender_owed(self, now: float) -> float:
