@@ -47,8 +47,8 @@ def _close(fast, slow, mean: float = MEAN) -> None:
 
 
 @pytest.mark.parametrize("path, mean", [
-    # acks=all, three brokers: its buffer fills at 7.3 s, and it repeats from 8.7 s (its throttle has let every
-    # record go by then: sending at its own pace to the end, not catching up)
+    # acks=all, three brokers: its buffer fills at 7.3 s; judged once its throttle has let every record go (10 s:
+    # it sends at its own pace to the end, not catching up), it repeats from 8.7 s
     ("kontur-2020/I.yaml", MEAN),
     ("kontur-2020/IV.yaml", MEAN),            # a queue growing at a steady rate (the talk's 963 ms queue time)
     ("kontur-2020/VI.yaml", MEAN),            # threads sharing a producer
