@@ -272,8 +272,8 @@ class SteadyState:
         # A throttled producer catching up on its schedule sends faster than it will once it has (unless its
         # schedule has let every record go: then it sends at its own pace to the end).
         behind, before = marks[-1].behind, marks[0].behind
-        scheduled = any(wk.release is not None and wk.release[-1] > now for wk in self.workers)
-        if scheduled and DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end:
+        if (DRIFT * (marks[-1].sent - marks[0].sent) < behind < before and now + behind * span / (before - behind) < end
+                and any(wk.release is not None and wk.release[-1] > now for wk in self.workers)):
             return False
         for cache in self.caches:
             limit = (1 - DRIFT) * cache.dirty_limit           # (bytes queued on the disk)
